@@ -1,0 +1,155 @@
+"""``xhlo.compile``: any StableHLO module -> an Executable running on the CPU."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from . import pipeline as pl
+from ._mlir import ExecutionEngine, ir, new_context
+from .checks import Check
+from .errors import CompilerError, format_diagnostics
+from .executable import Executable, FunctionSignature, TensorSpec
+from .source import load_module
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileOptions:
+    """Knobs of ``xhlo.compile``; every field is also a keyword argument."""
+
+    opt_level: int = 3  # LLVM optimisation level of the JIT
+    keep_ir: bool = True  # keep the IR after every stage (Executable.ir(stage))
+    verify_each: bool = True  # run the MLIR verifier after every pass
+
+
+def _public_functions(module: ir.Module) -> list[ir.Operation]:
+    funcs = []
+    for op in module.body.operations:
+        op = op.operation
+        if op.name != "func.func" or len(op.regions[0].blocks) == 0:
+            continue
+        vis = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
+        if vis is None or ir.StringAttr(vis).value == "public":
+            funcs.append(op)
+    return funcs
+
+
+def _func_name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _has_checks(func_op: ir.Operation) -> bool:
+    from xhlo.passes.expose_checks import check_kind
+
+    return any(check_kind(op.operation) for op in func_op.regions[0].blocks[0].operations)
+
+
+def _signature(func_op: ir.Operation) -> FunctionSignature:
+    ftype = ir.FunctionType(ir.TypeAttr(func_op.attributes["function_type"]).value)
+    checks = []
+    if "xhlo.checks" in func_op.attributes:
+        for rec in ir.ArrayAttr(func_op.attributes["xhlo.checks"]):
+            d = ir.DictAttr(rec)
+            fields = {}
+            for key in ("max_ulp", "min_ulp", "tolerance"):
+                if key in d:
+                    fields[key] = ir.FloatAttr(d[key]).value
+            checks.append(
+                Check(
+                    kind=ir.StringAttr(d["kind"]).value,
+                    actual=ir.IntegerAttr(d["actual"]).value,
+                    expected=ir.IntegerAttr(d["expected"]).value,
+                    location=ir.StringAttr(d["location"]).value,
+                    **fields,
+                )
+            )
+    name = _func_name(func_op)
+    try:
+        return FunctionSignature(
+            name,
+            tuple(TensorSpec.from_type(t) for t in ftype.inputs),
+            tuple(TensorSpec.from_type(t) for t in ftype.results),
+            tuple(checks),
+        )
+    except TypeError as err:
+        raise CompilerError(f"function @{name}: {err}", stage="signature") from None
+
+
+def _module_int_attr(module: ir.Module, name: str, default: int) -> int:
+    attrs = module.operation.attributes
+    return ir.IntegerAttr(attrs[name]).value if name in attrs else default
+
+
+def _run_stage(module: ir.Module, text: str, stage: str, filename: str, verify: bool) -> None:
+    pm = pl.build_pass_manager(text)
+    pm.enable_verifier(verify)
+    try:
+        pm.run(module.operation)
+    except ir.MLIRError as err:
+        raise CompilerError(
+            format_diagnostics(err, filename),
+            stage=stage,
+            reproducer=f"xhlo-opt {filename} --pass-pipeline='builtin.module({text})'",
+        ) from None
+
+
+def compile(  # noqa: A001  (mirrors jax/iree naming)
+    source,
+    *,
+    entry: str = "main",
+    num_replicas: int | None = None,
+    num_partitions: int | None = None,
+    filename: str | None = None,
+    **options,
+) -> Executable:
+    """Compile a StableHLO module for the CPU.
+
+    ``source``: MLIR text, a path to ``.mlir``/``.mlirbc``, bytes (MLIR bytecode
+    or a StableHLO portable artifact) or an ``ir.Module``. ``entry`` names the
+    public function ``Executable.__call__`` runs. ``options`` are the fields of
+    ``CompileOptions``. ``filename`` names text sources in diagnostics.
+    """
+    opts = CompileOptions(**options)
+    context = new_context()
+    with context, ir.Location.unknown():
+        module, filename = load_module(source, context, filename)
+        stage_ir: dict[str, str] = {}
+        if opts.keep_ir:
+            stage_ir["input"] = str(module)
+        try:
+            module.operation.verify()
+        except ir.MLIRError as err:
+            raise CompilerError(format_diagnostics(err, filename), stage="verify") from None
+        publics = {_func_name(f): f for f in _public_functions(module)}
+        if entry not in publics:
+            raise ValueError(f"no public function '{entry}' in {filename}; found {sorted(publics)}")
+        for name, func_op in publics.items():
+            if _has_checks(func_op):
+                _run_stage(module, f"xhlo-expose-checks{{entry={name}}}", "xhlo-expose-checks", filename, True)
+        for stage in pl.STAGES:
+            _run_stage(module, stage.text, stage.name, filename, opts.verify_each)
+            if stage.name == "xhlo-stablehlo-prepare":
+                signatures = {_func_name(f): _signature(f) for f in _public_functions(module)}
+            if opts.keep_ir:
+                stage_ir[stage.name] = str(module)
+        try:
+            engine = ExecutionEngine(module, opt_level=opts.opt_level)
+        except Exception as err:
+            raise CompilerError(str(err), stage="jit") from None
+    return Executable(
+        engine,
+        signatures,
+        entry,
+        stage_ir=stage_ir,
+        pipeline=pl.pipeline_text(),
+        context=context,
+        num_replicas=num_replicas or _module_int_attr(module, "mhlo.num_replicas", 1),
+        num_partitions=num_partitions or _module_int_attr(module, "mhlo.num_partitions", 1),
+    )
+
+
+def pipeline_text() -> str:
+    """The compile pipeline as one textual pass pipeline (what xhlo-opt accepts)."""
+    return pl.pipeline_text()
+
+
+__all__ = ["compile", "CompileOptions", "pipeline_text"]

@@ -1,0 +1,185 @@
+"""Compiled programs: numpy in, numpy out, through the ExecutionEngine.
+
+Every public function is lowered with its results as out-parameters, so
+results are numpy arrays xhlo allocates before the call: they own their memory
+and nothing has to be freed by hand.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from . import dtypes
+from ._mlir import ExecutionEngine, ir, quant
+from .checks import Check, evaluate
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorSpec:
+    """Shape and element type of one argument or result."""
+
+    shape: tuple[int, ...]
+    element_type: str  # MLIR spelling, e.g. "f32", "ui8", "complex<f32>"
+
+    @property
+    def dtype(self) -> np.dtype:
+        return dtypes.to_numpy_dtype(self.element_type)
+
+    def __str__(self) -> str:
+        return f"tensor<{'x'.join(map(str, self.shape))}{'x' if self.shape else ''}{self.element_type}>"
+
+    @staticmethod
+    def from_type(t: ir.Type) -> "TensorSpec":
+        if not isinstance(t, ir.RankedTensorType):
+            raise TypeError(f"only ranked tensors cross the call boundary, got {t}")
+        rt = ir.RankedTensorType(t)
+        if not rt.has_static_shape:
+            raise TypeError(f"dynamic shape {t} at the call boundary: refine shapes first")
+        elem = rt.element_type
+        text = str(elem)
+        if text.startswith("!quant."):
+            text = str(_quant_storage_type(elem))
+        return TensorSpec(tuple(rt.shape), text)
+
+
+def _quant_storage_type(elem: ir.Type) -> ir.Type:
+    return quant.QuantizedType(elem).storage_type
+
+
+@dataclasses.dataclass(frozen=True)
+class FunctionSignature:
+    name: str
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def num_user_outputs(self) -> int:
+        return len(self.outputs) - 2 * len(self.checks)
+
+
+_DESCRIPTOR_TYPES: dict[int, type] = {}
+
+
+def _descriptor_type(rank: int) -> type:
+    """The ctypes struct of a ranked memref descriptor of ``rank``."""
+    if rank not in _DESCRIPTOR_TYPES:
+        fields = [
+            ("allocated", ctypes.c_void_p),
+            ("aligned", ctypes.c_void_p),
+            ("offset", ctypes.c_int64),
+        ]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+        _DESCRIPTOR_TYPES[rank] = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+    return _DESCRIPTOR_TYPES[rank]
+
+
+def _descriptor(array: np.ndarray):
+    desc = _descriptor_type(array.ndim)()
+    ptr = array.ctypes.data
+    desc.allocated = ptr
+    desc.aligned = ptr
+    desc.offset = 0
+    if array.ndim:
+        item = array.itemsize
+        desc.sizes[:] = array.shape
+        desc.strides[:] = [s // item for s in array.strides]
+    return desc
+
+
+class Executable:
+    """A compiled StableHLO module. Call it with numpy arrays or Python scalars."""
+
+    def __init__(
+        self,
+        engine: ExecutionEngine,
+        signatures: dict[str, FunctionSignature],
+        entry: str,
+        *,
+        stage_ir: dict[str, str],
+        pipeline: str,
+        context: ir.Context,
+        num_replicas: int = 1,
+        num_partitions: int = 1,
+    ):
+        self._engine = engine
+        self._context = context  # the engine's IR lives in this context
+        self.signatures = signatures
+        self.entry = entry
+        self.stage_ir = stage_ir
+        self.pipeline = pipeline
+        self.num_replicas = num_replicas
+        self.num_partitions = num_partitions
+        self._entry_points: dict[str, Any] = {}
+
+    @property
+    def signature(self) -> FunctionSignature:
+        return self.signatures[self.entry]
+
+    def ir(self, stage: str = "input") -> str:
+        """The module's IR after ``stage`` (``input``, a stage name, or ``llvm``)."""
+        try:
+            return self.stage_ir[stage]
+        except KeyError:
+            raise KeyError(f"no IR kept for stage '{stage}'; stages: {list(self.stage_ir)}") from None
+
+    def __call__(self, *args):
+        return self.call_function(self.entry, *args)
+
+    def call_function(self, name: str, *args):
+        """Run public function ``name``; one result is an array, several a tuple."""
+        sig = self.signatures.get(name)
+        if sig is None:
+            raise ValueError(f"no public function '{name}'; functions: {sorted(self.signatures)}")
+        inputs = self._convert_args(sig, args)
+        outputs = [np.empty(spec.shape, spec.dtype) for spec in sig.outputs]
+        self._invoke(name, inputs + outputs)
+        for spec, out in zip(sig.outputs, outputs):
+            dtypes.canonicalize_sub_byte(out, spec.element_type)
+        if sig.checks:
+            evaluate(list(sig.checks), tuple(outputs))
+        user = tuple(outputs[: sig.num_user_outputs])
+        return user[0] if len(user) == 1 else user
+
+    def _invoke(self, name: str, arrays: list[np.ndarray]) -> None:
+        func = self._entry_points.get(name)
+        if func is None:
+            func = self._engine.lookup(name)
+            self._entry_points[name] = func
+        descriptors = [_descriptor(a) for a in arrays]
+        pointers = [ctypes.pointer(ctypes.pointer(d)) for d in descriptors]
+        packed = (ctypes.c_void_p * len(pointers))(
+            *[ctypes.cast(p, ctypes.c_void_p) for p in pointers]
+        )
+        func(packed)
+
+    @staticmethod
+    def _convert_args(sig: FunctionSignature, args) -> list[np.ndarray]:
+        if len(args) != len(sig.inputs):
+            raise ValueError(
+                f"{sig.name} takes {len(sig.inputs)} argument(s) "
+                f"({', '.join(map(str, sig.inputs)) or 'none'}), got {len(args)}"
+            )
+        arrays = []
+        for i, (arg, spec) in enumerate(zip(args, sig.inputs)):
+            if isinstance(arg, (bool, int, float, complex)):
+                array = np.asarray(arg, dtype=spec.dtype)
+            else:
+                array = np.asarray(arg)
+                if array.dtype != spec.dtype:
+                    raise ValueError(
+                        f"argument {i} of {sig.name}: expected dtype {spec.dtype} "
+                        f"({spec}), got {array.dtype}"
+                    )
+            if array.shape != spec.shape:
+                raise ValueError(
+                    f"argument {i} of {sig.name}: expected shape {spec.shape} ({spec}), "
+                    f"got {array.shape}"
+                )
+            arrays.append(np.ascontiguousarray(array))
+        return arrays

@@ -1,0 +1,175 @@
+"""The compile pipeline, assembled in one place and printable as text.
+
+The pipeline is a list of named stages. Each stage is a textual pass pipeline
+mixing upstream passes (``canonicalize``, ``func.func(stablehlo-legalize-to-linalg)``)
+and xhlo's Python passes (``xhlo-legalize-control-flow``). ``xhlo-opt`` accepts
+the stage names as named pipelines, so every stage of ``xhlo.compile`` can be
+reproduced on the command line and both run the very same pass list.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ._mlir import ir, passmanager
+from .passes_registry import create_pass, is_xhlo_pass
+
+
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    name: str
+    description: str
+    passes: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return ",".join(self.passes)
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage(
+        "xhlo-stablehlo-prepare",
+        "Inline, expand composites/CHLO/quantized ops and legalize what the linalg lowering lacks",
+        (
+            "xhlo-legalize-custom-calls",
+            "func.func(stablehlo-legalize-composite-to-call)",
+            "inline",
+            "func.func(stablehlo-legalize-deprecated-ops)",
+            "func.func(stablehlo-legalize-quant-to-math)",
+            "func.func(chlo-legalize-to-stablehlo)",
+            "func.func(stablehlo-canonicalize-dynamism)",
+            "func.func(canonicalize)",
+        ),
+    ),
+    Stage(
+        "xhlo-stablehlo-to-linalg",
+        "StableHLO -> linalg/scf/arith on signless tensors",
+        (
+            "xhlo-legalize-control-flow",
+            "func.func(stablehlo-legalize-to-linalg)",
+            "stablehlo-convert-to-signless",
+            "func.func(canonicalize)",
+            "xhlo-check-lowered",
+        ),
+    ),
+    Stage(
+        "xhlo-bufferize",
+        "Tensors -> memrefs; results become caller-owned out-parameters",
+        (
+            "convert-shape-to-std",
+            "eliminate-empty-tensors",
+            "empty-tensor-to-alloc-tensor",
+            "one-shot-bufferize{bufferize-function-boundaries "
+            "function-boundary-type-conversion=identity-layout-map "
+            "allow-return-allocs-from-loops}",
+            "xhlo-distinct-results",
+            "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}",
+            "canonicalize",
+            "xhlo-memref-copy-to-linalg",
+        ),
+    ),
+    Stage(
+        "xhlo-lower-to-loops",
+        "linalg -> scf loops",
+        ("func.func(convert-linalg-to-loops)", "convert-vector-to-scf"),
+    ),
+    Stage(
+        "xhlo-lower-to-llvm",
+        "scf/arith/math/memref -> LLVM dialect, C interface on public functions",
+        (
+            "xhlo-emit-c-interface",
+            "expand-strided-metadata",
+            "lower-affine",
+            "convert-scf-to-cf",
+            "convert-complex-to-standard",
+            "convert-math-to-funcs{convert-ctlz=false}",
+            "xhlo-precise-math-to-libm",
+            "convert-math-to-llvm{approximate-log1p=false}",
+            "convert-math-to-libm",
+            "convert-complex-to-llvm",
+            "convert-vector-to-llvm",
+            "convert-index-to-llvm",
+            "arith-expand",
+            "convert-arith-to-llvm",
+            "finalize-memref-to-llvm",
+            "convert-func-to-llvm",
+            "convert-cf-to-llvm",
+            "convert-ub-to-llvm",
+            "reconcile-unrealized-casts",
+        ),
+    ),
+)
+
+NAMED_PIPELINES: dict[str, Stage] = {s.name: s for s in STAGES}
+
+
+def pipeline_text(stages: tuple[Stage, ...] = STAGES) -> str:
+    """The whole compile pipeline as one textual pass pipeline."""
+    return "builtin.module(" + ",".join(s.text for s in stages) + ")"
+
+
+# -- parsing ---------------------------------------------------------------
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split ``a,b{x=1,2},c(d,e)`` at top-level commas."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "({":
+            depth += 1
+        elif ch in ")}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(text[start:i].strip())
+            start = i + 1
+    items.append(text[start:].strip())
+    return [item for item in items if item]
+
+
+def strip_anchor(text: str) -> str:
+    """``builtin.module(a,b)`` -> ``a,b``; anything else unchanged."""
+    text = text.strip()
+    if text.startswith("builtin.module(") and text.endswith(")"):
+        return text[len("builtin.module(") : -1]
+    return text
+
+
+def parse_options(text: str) -> dict[str, str]:
+    """``a=1 b=x,y c`` -> {'a': '1', 'b': 'x,y', 'c': ''} (space-separated, as mlir-opt)."""
+    options = {}
+    for token in text.split():
+        key, _, value = token.partition("=")
+        options[key] = value
+    return options
+
+
+def expand(text: str) -> list[str]:
+    """Top-level elements of a pipeline with named pipelines expanded."""
+    out: list[str] = []
+    for item in split_top_level(strip_anchor(text)):
+        if item in NAMED_PIPELINES:
+            out.extend(NAMED_PIPELINES[item].passes)
+        else:
+            out.append(item)
+    return out
+
+
+def _split_name(item: str) -> tuple[str, str]:
+    name, brace, rest = item.partition("{")
+    return name.strip(), rest[:-1] if brace else ""
+
+
+def build_pass_manager(text: str, context: ir.Context | None = None) -> passmanager.PassManager:
+    """A PassManager for ``text``; xhlo passes become Python passes in the same manager."""
+    pm = passmanager.PassManager("builtin.module", context=context)
+    for item in expand(text):
+        name, options = _split_name(item)
+        if is_xhlo_pass(name):
+            instance = create_pass(name, parse_options(options))
+            pm.add(instance, instance.NAME)
+        else:
+            try:
+                pm.add(item)
+            except ValueError as err:
+                raise ValueError(f"invalid pass pipeline element '{item}': {err}") from None
+    return pm

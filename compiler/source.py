@@ -1,0 +1,70 @@
+"""Turning what a user hands to xhlo into an ``ir.Module`` in xhlo's context."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ._mlir import ir, stablehlo_api
+from .errors import CompilerError, format_diagnostics
+
+SourceLike = "str | bytes | os.PathLike | ir.Module"
+
+
+def _looks_like_path(text: str) -> bool:
+    return "\n" not in text and text.endswith((".mlir", ".mlirbc")) and "{" not in text
+
+
+def load_module(source, context: ir.Context, name: str | None = None) -> tuple[ir.Module, str]:
+    """(module, display name). Accepts MLIR text, a path, bytecode/portable bytes, or a Module.
+
+    ``name`` is the file name diagnostics show for text and bytes sources.
+    """
+    if isinstance(source, ir.Module):
+        # Round-trip through bytecode: the caller's module may live in another context.
+        import io
+
+        buf = io.BytesIO()
+        source.operation.write_bytecode(buf)
+        return _parse(buf.getvalue(), context, "<module>"), "<module>"
+    if hasattr(source, "as_mlir_text"):  # builder computations and similar
+        return _parse(source.as_mlir_text(), context, "<builder>"), "<builder>"
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and _looks_like_path(source)):
+        path = Path(source)
+        if not path.exists():
+            raise FileNotFoundError(f"no such MLIR file: {path}")
+        data = path.read_bytes()
+        return _parse(data if path.suffix == ".mlirbc" or _is_binary(data) else data.decode(), context, str(path)), str(path)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return _parse(bytes(source), context, name or "<bytes>"), name or "<bytes>"
+    if isinstance(source, str):
+        return _parse(source, context, name or "<string>"), name or "<string>"
+    raise TypeError(
+        f"cannot compile a {type(source).__name__}: expected MLIR text, a path, bytes or an ir.Module"
+    )
+
+
+def _is_binary(data: bytes) -> bool:
+    return data[:4] == b"ML\xefR"
+
+
+def _parse(data: str | bytes, context: ir.Context, name: str) -> ir.Module:
+    with context:
+        if isinstance(data, bytes) and _is_binary(data):
+            try:  # a StableHLO portable artifact (VHLO bytecode) first
+                return stablehlo_api.deserialize_portable_artifact(context, data)
+            except Exception:
+                pass
+            try:
+                return ir.Module.parse(data)
+            except ir.MLIRError as err:
+                raise CompilerError(
+                    f"{name}: not valid MLIR bytecode or a StableHLO portable artifact: "
+                    + format_diagnostics(err, name)
+                ) from None
+        if isinstance(data, bytes):
+            data = data.decode()
+        try:
+            return ir.Module.parse(data)
+        except ir.MLIRError as err:
+            raise CompilerError(format_diagnostics(err, name), stage="parse") from None

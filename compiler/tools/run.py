@@ -1,0 +1,243 @@
+"""xhlo-run: compile and execute StableHLO modules, evaluating ``check.*`` calls.
+
+Each file runs in a worker process, so a file that crashes the compiler or the
+JIT (an LLVM abort, a segfault) is reported as a FAIL line and the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+SPLIT_MARKER = "// -----"
+
+
+# -- what a worker does with one file ----------------------------------------------
+
+
+def split_chunks(text: str) -> list[str]:
+    """The modules of a file, split at ``// -----`` lines like --split-input-file."""
+    chunks, current = [], []
+    for line in text.splitlines(keepends=True):
+        if line.strip() == SPLIT_MARKER:
+            chunks.append("".join(current))
+            current = []
+        else:
+            current.append(line)
+    chunks.append("".join(current))
+    return [c for c in chunks if c.strip()]
+
+
+def _load_inputs(path: str | None) -> list:
+    if not path:
+        return []
+    import numpy as np
+
+    with np.load(path) as data:
+        names = sorted((k for k in data.files if k.startswith("arg")), key=lambda k: int(k[3:]))
+        return [data[k] for k in names]
+
+
+def run_file(path: str, entry: str | None, inputs: str | None, outputs: str | None) -> tuple[bool, str]:
+    """(passed, reason). Runs ``entry`` (default ``main``), or every zero-argument
+    public function when the module has no such function (split test files)."""
+    import numpy as np
+
+    import xhlo
+    from xhlo.checks import CheckFailure
+
+    text = Path(path).read_text()
+    chunks = split_chunks(text)
+    args = _load_inputs(inputs)
+    ran = 0
+    saved = {}
+    for index, chunk in enumerate(chunks):
+        where = path if len(chunks) == 1 else f"{path} (chunk {index + 1})"
+        probe = xhlo.compile(chunk, entry=_any_entry(chunk, entry), keep_ir=False, filename=path)
+        names = [entry or "main"] if (entry or "main") in probe.signatures else [
+            n for n, s in probe.signatures.items() if not s.inputs
+        ]
+        if not names:
+            return False, f"{where}: no function '{entry or 'main'}' and no zero-argument function to run"
+        for name in names:
+            try:
+                result = probe.call_function(name, *args)
+            except CheckFailure as err:
+                return False, f"{where} @{name}: {err}"
+            ran += 1
+            results = result if isinstance(result, tuple) else (result,)
+            for i, r in enumerate(results):
+                saved[f"out{i}"] = r
+    if outputs:
+        np.savez(outputs, **saved)
+    return True, f"{ran} function(s)"
+
+
+def _any_entry(chunk: str, entry: str | None) -> str:
+    """A public function to compile the module with (the runner calls each later)."""
+    import re
+
+    wanted = entry or "main"
+    names = re.findall(r"func\.func\s+(?:public\s+)?@([\w$.-]+)", chunk)
+    privates = set(re.findall(r"func\.func\s+private\s+@([\w$.-]+)", chunk))
+    publics = [n for n in names if n not in privates]
+    if wanted in publics or not publics:
+        return wanted
+    return publics[0]
+
+
+def _worker_main() -> int:
+    """Read JSON requests from stdin, answer one JSON line each on stdout."""
+    out = sys.stdout
+    sys.stdout = sys.stderr  # keep stray prints away from the protocol
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            passed, reason = run_file(
+                request["path"], request.get("entry"), request.get("inputs"), request.get("outputs")
+            )
+        except Exception as err:  # compile errors, bad inputs: a FAIL line, not a crash
+            passed, reason = False, f"{type(err).__name__}: {err}"
+        out.write(json.dumps({"passed": passed, "reason": reason}) + "\n")
+        out.flush()
+    return 0
+
+
+# -- the driver: a pool of crash-isolated workers ------------------------------------
+
+
+class Worker:
+    def __init__(self):
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "xhlo.tools.run", "--worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self._stderr: list[str] = []
+        threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True).start()
+
+    def _drain(self, stream):
+        for line in stream:
+            self._stderr.append(line)
+            del self._stderr[:-20]
+
+    def run(self, request: dict, timeout: float) -> tuple[bool, str]:
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        answer: list[str] = []
+        reader = threading.Thread(target=lambda: answer.append(self.proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout)
+        if reader.is_alive():
+            self.kill()
+            return False, f"timed out after {timeout:.0f} s"
+        if not answer or not answer[0]:
+            code = self.proc.wait()
+            tail = "".join(self._stderr).strip().splitlines()[-3:]
+            self.proc = None
+            why = f"signal {-code}" if code < 0 else f"exit code {code}"
+            return False, f"the compiler crashed ({why}): " + " | ".join(tail)
+        reply = json.loads(answer[0])
+        return reply["passed"], reply["reason"]
+
+    def kill(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+def _parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="xhlo-run",
+        description="Compile and run StableHLO modules on the CPU; evaluate check.* calls.",
+    )
+    p.add_argument("files", nargs="+", help="MLIR files (.mlir, .mlirbc)")
+    p.add_argument("--entry", default=None, help="function to run (default: main, or every "
+                   "zero-argument function of modules without main)")
+    p.add_argument("--inputs", help="npz file with arguments arg0, arg1, ...")
+    p.add_argument("--outputs", help="npz file to write results out0, out1, ... to")
+    p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel workers")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per file")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only FAIL lines and the total")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--worker"]:
+        return _worker_main()
+    args = _parse_args(argv)
+    if args.outputs and len(args.files) > 1:
+        print("xhlo-run: error: --outputs needs exactly one input file", file=sys.stderr)
+        return 2
+    files = list(args.files)
+    results: dict[int, tuple[bool, str]] = {}
+    lock = threading.Lock()
+    next_index = [0]
+    show_progress = sys.stderr.isatty() and len(files) > 1
+    start = time.monotonic()
+
+    def work():
+        worker = Worker()
+        try:
+            while True:
+                with lock:
+                    if next_index[0] >= len(files):
+                        return
+                    i = next_index[0]
+                    next_index[0] += 1
+                path = files[i]
+                if not Path(path).exists():
+                    outcome = (False, "no such file")
+                else:
+                    request = {"path": path, "entry": args.entry, "inputs": args.inputs,
+                               "outputs": args.outputs}
+                    outcome = worker.run(request, args.timeout)
+                with lock:
+                    results[i] = outcome
+                    _report(path, outcome, args.quiet)
+                    if show_progress:
+                        done = len(results)
+                        fails = sum(not ok for ok, _ in results.values())
+                        sys.stderr.write(f"\r[{done}/{len(files)}] {fails} failed, "
+                                         f"{time.monotonic() - start:.0f}s ")
+                        sys.stderr.flush()
+        finally:
+            worker.kill()
+
+    threads = [threading.Thread(target=work) for _ in range(max(1, min(args.jobs, len(files))))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if show_progress:
+        sys.stderr.write("\n")
+    failed = sum(not ok for ok, _ in results.values())
+    print(f"{len(files) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def _report(path: str, outcome: tuple[bool, str], quiet: bool) -> None:
+    ok, reason = outcome
+    if ok and not quiet:
+        print(f"PASS {path}", flush=True)
+    elif not ok:
+        print(f"FAIL {path}: {reason}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

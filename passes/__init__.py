@@ -1,0 +1,31 @@
+"""xhlo's passes: one pass per file, registered here by name (imported lazily)."""
+
+from __future__ import annotations
+
+import importlib
+
+# pass name -> "module:Class" inside xhlo.passes
+REGISTRY: dict[str, str] = {
+    "xhlo-expose-checks": "expose_checks:ExposeChecks",
+    "xhlo-legalize-custom-calls": "legalize_custom_calls:LegalizeCustomCalls",
+    "xhlo-legalize-control-flow": "legalize_control_flow:LegalizeControlFlow",
+    "xhlo-check-lowered": "check_lowered:CheckLowered",
+    "xhlo-distinct-results": "distinct_results:DistinctResults",
+    "xhlo-memref-copy-to-linalg": "memref_copy_to_linalg:MemrefCopyToLinalg",
+    "xhlo-precise-math-to-libm": "precise_math_to_libm:PreciseMathToLibm",
+    "xhlo-emit-c-interface": "emit_c_interface:EmitCInterface",
+}
+
+
+def get_pass_class(name: str):
+    """The pass class registered as ``name``."""
+    try:
+        module_name, cls_name = REGISTRY[name].split(":")
+    except KeyError:
+        raise ValueError(f"unknown xhlo pass '{name}'") from None
+    module = importlib.import_module(f"xhlo.passes.{module_name}")
+    return getattr(module, cls_name)
+
+
+def all_pass_classes():
+    return {name: get_pass_class(name) for name in REGISTRY}

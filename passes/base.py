@@ -1,0 +1,129 @@
+"""The xhlo pass base class: a frozen dataclass whose fields are its options.
+
+``name{opt=val,other=1,2}`` in a textual pipeline maps to the dataclass fields
+(kebab-case on the command line, snake_case in Python), as in xDSL and mlir-opt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import traceback
+import typing
+from typing import ClassVar
+
+from xhlo._mlir import ir
+
+
+class PassError(Exception):
+    """Raised inside a pass to fail it with a diagnostic at ``op``'s location."""
+
+    def __init__(self, op: ir.Operation | ir.OpView | None, message: str):
+        self.op = op
+        super().__init__(message)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModulePass:
+    """A pass over a ``builtin.module``. Subclasses set NAME and implement run()."""
+
+    NAME: ClassVar[str] = ""
+
+    def run(self, module: ir.Operation) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- options ---------------------------------------------------------
+    @classmethod
+    def description(cls) -> str:
+        return (cls.__doc__ or "").strip().splitlines()[0]
+
+    @classmethod
+    def option_infos(cls) -> list[tuple[str, str, object]]:
+        """(flag name, type name, default) for every option."""
+        hints = typing.get_type_hints(cls)
+        return [
+            (f.name.replace("_", "-"), _type_name(hints[f.name]), f.default)
+            for f in dataclasses.fields(cls)
+        ]
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> "ModulePass":
+        hints = typing.get_type_hints(cls)
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        kwargs = {}
+        for key, text in options.items():
+            field = key.replace("-", "_")
+            if field not in fields:
+                known = ", ".join(n.replace("_", "-") for n in fields) or "none"
+                raise ValueError(f"pass '{cls.NAME}' has no option '{key}' (options: {known})")
+            kwargs[field] = _parse_option(hints[field], text, cls.NAME, key)
+        return cls(**kwargs)
+
+    def pipeline_text(self) -> str:
+        """This pass as a textual pipeline element, options that differ from defaults."""
+        items = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value != f.default:
+                items.append(f"{f.name.replace('_', '-')}={_format_option(value)}")
+        return self.NAME + ("{" + " ".join(items) + "}" if items else "")
+
+    # -- running inside an MLIR PassManager --------------------------------
+    def __call__(self, op: ir.Operation, pass_) -> None:
+        try:
+            self.run(op)
+        except PassError as err:
+            where = err.op.location if err.op is not None else op.location
+            where.emit_error(f"{self.NAME}: {err}")
+            pass_.signal_pass_failure()
+        except Exception as err:  # a bug in the pass: keep the traceback in the message
+            tb = traceback.format_exc(limit=3)
+            op.location.emit_error(f"{self.NAME}: internal error: {err!r}\n{tb}")
+            pass_.signal_pass_failure()
+
+
+def _type_name(hint) -> str:
+    return getattr(hint, "__name__", str(hint))
+
+
+def _parse_option(hint, text: str, pass_name: str, key: str):
+    origin = typing.get_origin(hint)
+    try:
+        if hint is bool:
+            if text in ("", "true", "1"):
+                return True
+            if text in ("false", "0"):
+                return False
+            raise ValueError(text)
+        if hint is int:
+            return int(text)
+        if hint is str:
+            return text.strip("'\"")
+        if origin is tuple:
+            (elem, *_) = typing.get_args(hint)
+            parts = [p for p in text.strip("'\"").split(",") if p]
+            return tuple(_parse_option(elem, p, pass_name, key) for p in parts)
+    except ValueError:
+        raise ValueError(f"pass '{pass_name}': bad value '{text}' for option '{key}'") from None
+    raise TypeError(f"unsupported option type {hint}")
+
+
+def _format_option(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(_format_option(v) for v in value)
+    return str(value)
+
+
+def walk_ops(root: ir.Operation, name: str | tuple[str, ...]) -> list[ir.Operation]:
+    """All ops named ``name`` below ``root``, in pre-order (collected first, safe to mutate)."""
+    names = (name,) if isinstance(name, str) else name
+    found: list[ir.Operation] = []
+
+    def visit(op):
+        if op.name in names:
+            found.append(op.operation)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
