@@ -1,0 +1,1 @@
+"""xhlo's op layer: typed builders for StableHLO ops (``xhlo.dialects.stablehlo``)."""

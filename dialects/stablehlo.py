@@ -1,0 +1,314 @@
+"""Typed builders for StableHLO ops, over the provider's generic op creation.
+
+The bindings wheel ships no generated StableHLO op classes, so every op is made
+with ``ir.Operation.create``; these helpers compute result types and attribute
+encodings once. They insert at the current ``ir.InsertionPoint`` with the
+current ``ir.Location`` (use ``with ir.InsertionPoint(op), op.location:``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from xhlo._mlir import ir
+
+# -- types -------------------------------------------------------------------------
+
+
+def tensor_type(shape: Sequence[int], element_type: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(shape), element_type)
+
+
+def shape_of(value: ir.Value) -> tuple[int, ...]:
+    return tuple(ir.RankedTensorType(value.type).shape)
+
+
+def element_type(value: ir.Value) -> ir.Type:
+    return ir.RankedTensorType(value.type).element_type
+
+
+def i1() -> ir.Type:
+    return ir.IntegerType.get_signless(1)
+
+
+def i32() -> ir.Type:
+    return ir.IntegerType.get_signless(32)
+
+
+def i64() -> ir.Type:
+    return ir.IntegerType.get_signless(64)
+
+
+def is_integer(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType)
+
+
+def is_unsigned(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).is_unsigned
+
+
+def dense_i64(values: Sequence[int]) -> ir.Attribute:
+    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
+
+
+def dense_bool(values: Sequence[bool]) -> ir.Attribute:
+    return ir.DenseBoolArrayAttr.get([bool(v) for v in values])
+
+
+# -- generic creation ----------------------------------------------------------------
+
+
+def create(
+    name: str,
+    operands: Sequence[ir.Value],
+    result_types: Sequence[ir.Type],
+    attributes: dict[str, ir.Attribute] | None = None,
+    regions: int = 0,
+) -> ir.Operation:
+    """Create ``name`` at the current insertion point."""
+    return ir.Operation.create(
+        name,
+        results=list(result_types),
+        operands=list(operands),
+        attributes=attributes or {},
+        regions=regions,
+    )
+
+
+def _one(name, operands, result_type, attributes=None) -> ir.Value:
+    return create(name, operands, [result_type], attributes).result
+
+
+# -- constants ---------------------------------------------------------------------
+
+
+def constant(value, like: ir.Type) -> ir.Value:
+    """A splat constant of tensor type ``like`` (or of a scalar element type -> 0-d)."""
+    ttype = like if isinstance(like, ir.RankedTensorType) else tensor_type([], like)
+    elem = ttype.element_type
+    if isinstance(elem, ir.IntegerType):
+        if ir.IntegerType(elem).width == 1:
+            scalar = ir.BoolAttr.get(bool(value))
+        else:
+            scalar = ir.IntegerAttr.get(elem, int(value))
+    elif isinstance(elem, ir.ComplexType):
+        return create(
+            "stablehlo.constant",
+            [],
+            [ttype],
+            {"value": ir.Attribute.parse(f"dense<({complex(value).real}, {complex(value).imag})> : {ttype}")},
+        ).result
+    else:
+        scalar = ir.FloatAttr.get(elem, float(value))
+    attr = ir.DenseElementsAttr.get_splat(ttype, scalar)
+    return _one("stablehlo.constant", [], ttype, {"value": attr})
+
+
+def constant_array(array: np.ndarray, elem: ir.Type | None = None) -> ir.Value:
+    """A dense constant from a numpy array (int and float dtypes)."""
+    array = np.ascontiguousarray(array)
+    if elem is None:
+        attr = ir.DenseElementsAttr.get(array)
+    else:
+        attr = ir.DenseElementsAttr.get(array, type=elem)
+    return _one("stablehlo.constant", [], attr.type, {"value": attr})
+
+
+def index_scalar(value: int, elem: ir.Type | None = None) -> ir.Value:
+    """A 0-d i32 (or ``elem``) constant, e.g. a dynamic_slice start."""
+    return constant(value, elem or i32())
+
+
+# -- elementwise -------------------------------------------------------------------
+
+
+def unary(name: str, x: ir.Value) -> ir.Value:
+    return _one(f"stablehlo.{name}", [x], x.type)
+
+
+def binary(name: str, a: ir.Value, b: ir.Value) -> ir.Value:
+    return _one(f"stablehlo.{name}", [a, b], a.type)
+
+
+def add(a, b):
+    return binary("add", a, b)
+
+
+def subtract(a, b):
+    return binary("subtract", a, b)
+
+
+def multiply(a, b):
+    return binary("multiply", a, b)
+
+
+def maximum(a, b):
+    return binary("maximum", a, b)
+
+
+def minimum(a, b):
+    return binary("minimum", a, b)
+
+
+def and_(a, b):
+    return binary("and", a, b)
+
+
+def or_(a, b):
+    return binary("or", a, b)
+
+
+def compare(direction: str, a: ir.Value, b: ir.Value, compare_type: str | None = None) -> ir.Value:
+    """``direction`` in EQ/NE/LT/LE/GT/GE; ``compare_type`` FLOAT/TOTALORDER/SIGNED/UNSIGNED."""
+    attrs = {"comparison_direction": ir.Attribute.parse(f"#stablehlo<comparison_direction {direction}>")}
+    if compare_type:
+        attrs["compare_type"] = ir.Attribute.parse(f"#stablehlo<comparison_type {compare_type}>")
+    return _one("stablehlo.compare", [a, b], tensor_type(shape_of(a), i1()), attrs)
+
+
+def select(pred: ir.Value, on_true: ir.Value, on_false: ir.Value) -> ir.Value:
+    return _one("stablehlo.select", [pred, on_true, on_false], on_true.type)
+
+
+def convert(x: ir.Value, elem: ir.Type) -> ir.Value:
+    return _one("stablehlo.convert", [x], tensor_type(shape_of(x), elem))
+
+
+def clamp(lo: ir.Value, x: ir.Value, hi: ir.Value) -> ir.Value:
+    return _one("stablehlo.clamp", [lo, x, hi], x.type)
+
+
+# -- shapes ------------------------------------------------------------------------
+
+
+def reshape(x: ir.Value, shape: Sequence[int]) -> ir.Value:
+    return _one("stablehlo.reshape", [x], tensor_type(shape, element_type(x)))
+
+
+def broadcast_in_dim(x: ir.Value, shape: Sequence[int], dims: Sequence[int]) -> ir.Value:
+    return _one(
+        "stablehlo.broadcast_in_dim",
+        [x],
+        tensor_type(shape, element_type(x)),
+        {"broadcast_dimensions": dense_i64(dims)},
+    )
+
+
+def transpose(x: ir.Value, permutation: Sequence[int]) -> ir.Value:
+    shape = shape_of(x)
+    return _one(
+        "stablehlo.transpose",
+        [x],
+        tensor_type([shape[p] for p in permutation], element_type(x)),
+        {"permutation": dense_i64(permutation)},
+    )
+
+
+def slice(x: ir.Value, start: Sequence[int], limit: Sequence[int], strides: Sequence[int] | None = None):  # noqa: A001
+    strides = list(strides or [1] * len(start))
+    shape = [-(-(hi - lo) // s) for lo, hi, s in zip(start, limit, strides)]
+    return _one(
+        "stablehlo.slice",
+        [x],
+        tensor_type(shape, element_type(x)),
+        {"start_indices": dense_i64(start), "limit_indices": dense_i64(limit), "strides": dense_i64(strides)},
+    )
+
+
+def dynamic_slice(x: ir.Value, starts: Sequence[ir.Value], sizes: Sequence[int]) -> ir.Value:
+    """Starts are 0-d integer tensors; they are clamped so the slice fits (spec)."""
+    return _one(
+        "stablehlo.dynamic_slice",
+        [x, *starts],
+        tensor_type(sizes, element_type(x)),
+        {"slice_sizes": dense_i64(sizes)},
+    )
+
+
+def dynamic_update_slice(x: ir.Value, update: ir.Value, starts: Sequence[ir.Value]) -> ir.Value:
+    return _one("stablehlo.dynamic_update_slice", [x, update, *starts], x.type)
+
+
+def concatenate(values: Sequence[ir.Value], dimension: int) -> ir.Value:
+    shape = list(shape_of(values[0]))
+    shape[dimension] = sum(shape_of(v)[dimension] for v in values)
+    return _one(
+        "stablehlo.concatenate",
+        list(values),
+        tensor_type(shape, element_type(values[0])),
+        {"dimension": ir.IntegerAttr.get(i64(), dimension)},
+    )
+
+
+def iota(shape: Sequence[int], dimension: int, elem: ir.Type) -> ir.Value:
+    return _one(
+        "stablehlo.iota", [], tensor_type(shape, elem), {"iota_dimension": ir.IntegerAttr.get(i64(), dimension)}
+    )
+
+
+# -- regions -----------------------------------------------------------------------
+
+
+def build_region(
+    region: ir.Region, arg_types: Sequence[ir.Type], body: Callable[..., Sequence[ir.Value]]
+) -> None:
+    """Fill ``region`` with one block whose terminator returns ``body(*args)``."""
+    block = region.blocks.append(*arg_types)
+    with ir.InsertionPoint(block):
+        results = body(*block.arguments)
+        create("stablehlo.return", list(results), [])
+
+
+def while_loop(
+    init: Sequence[ir.Value],
+    cond: Callable[..., ir.Value],
+    body: Callable[..., Sequence[ir.Value]],
+) -> list[ir.Value]:
+    """``stablehlo.while``: ``cond(*state) -> tensor<i1>``, ``body(*state) -> state``."""
+    types = [v.type for v in init]
+    op = create("stablehlo.while", list(init), types, regions=2)
+    build_region(op.regions[0], types, lambda *a: [cond(*a)])
+    build_region(op.regions[1], types, body)
+    return list(op.results)
+
+
+def inline_region(region: ir.Region, args: Sequence[ir.Value]) -> list[ir.Value]:
+    """Clone ``region``'s single block at the insertion point with its arguments
+    bound to ``args``; returns the values its ``stablehlo.return`` yields."""
+    block = region.blocks[0]
+    mapping = {block.arguments[i]: args[i] for i in range(len(args))}
+    results: list[ir.Value] = []
+    for op in block.operations:
+        if op.operation.name == "stablehlo.return":
+            results = [_lookup(mapping, v) for v in op.operands]
+            break
+        clone = op.operation.clone()
+        for i, operand in enumerate(clone.operands):
+            mapped = _lookup(mapping, operand, None)
+            if mapped is not None:
+                clone.operands[i] = mapped
+        _remap_nested(clone, mapping)
+        for old, new in zip(op.results, clone.results):
+            mapping[old] = new
+    return results
+
+
+def _lookup(mapping, value, default=...):
+    found = mapping.get(value)
+    if found is not None:
+        return found
+    return value if default is ... else default
+
+
+def _remap_nested(op: ir.Operation, mapping) -> None:
+    """Ops nested in a cloned op may use values defined above it: remap those too."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                for i, operand in enumerate(inner.operands):
+                    mapped = _lookup(mapping, operand, None)
+                    if mapped is not None:
+                        inner.operands[i] = mapped
+                _remap_nested(inner.operation, mapping)
