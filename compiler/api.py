@@ -7,7 +7,7 @@ import dataclasses
 from . import pipeline as pl
 from ._mlir import ExecutionEngine, ir, new_context
 from .checks import Check
-from .errors import CompilerError, format_diagnostics
+from .errors import CompilerError, format_diagnostics, format_location
 from .executable import Executable, FunctionSignature, TensorSpec
 from .source import load_module
 
@@ -92,6 +92,24 @@ def _run_stage(module: ir.Module, text: str, stage: str, filename: str, verify: 
         ) from None
 
 
+def _jit(module: ir.Module, opt_level: int, context: ir.Context, filename: str) -> ExecutionEngine:
+    """Create the ExecutionEngine; its diagnostics become the error message."""
+    messages: list[str] = []
+
+    def collect(diag) -> bool:
+        messages.append(f"{format_location(diag.location, filename)}: {diag.message}")
+        return True  # handled: keep MLIR from printing to stderr
+
+    handler = context.attach_diagnostic_handler(collect)
+    try:
+        return ExecutionEngine(module, opt_level=opt_level)
+    except Exception as err:
+        detail = "; ".join(messages) or str(err)
+        raise CompilerError(f"{err}: {detail}", stage="jit") from None
+    finally:
+        handler.detach()
+
+
 def compile(  # noqa: A001  (mirrors jax/iree naming)
     source,
     *,
@@ -131,10 +149,7 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
                 signatures = {_func_name(f): _signature(f) for f in _public_functions(module)}
             if opts.keep_ir:
                 stage_ir[stage.name] = str(module)
-        try:
-            engine = ExecutionEngine(module, opt_level=opts.opt_level)
-        except Exception as err:
-            raise CompilerError(str(err), stage="jit") from None
+        engine = _jit(module, opts.opt_level, context, filename)
     return Executable(
         engine,
         signatures,

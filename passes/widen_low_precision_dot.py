@@ -1,0 +1,49 @@
+"""xhlo-widen-low-precision-dot: compute f16/bf16 dots and convolutions in f32.
+
+Accumulating a long dot product in bf16 loses most of its digits; XLA:CPU
+upcasts such dots to f32 and rounds the result once, and JAX's numbers (the
+conformance expectations) reflect that. The rewrite converts the operands,
+runs the op with an f32 result and converts back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from xhlo._mlir import ir
+from xhlo.dialects import stablehlo as sh
+
+from .base import ModulePass, walk_ops
+
+WIDENED_OPS = ("stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution")
+
+
+def _is_low_precision(t: ir.Type) -> bool:
+    return isinstance(t, (ir.BF16Type, ir.F16Type))
+
+
+@dataclasses.dataclass(frozen=True)
+class WidenLowPrecisionDot(ModulePass):
+    """Run f16/bf16 dot_general/dot/convolution in f32 and round the result once."""
+
+    NAME = "xhlo-widen-low-precision-dot"
+
+    def run(self, module: ir.Operation) -> None:
+        f32 = ir.F32Type.get()
+        for op in walk_ops(module, WIDENED_OPS):
+            result_elem = sh.element_type(op.results[0])
+            if not _is_low_precision(result_elem):
+                continue
+            with ir.InsertionPoint(op), op.location:
+                operands = [
+                    sh.convert(v, f32) if _is_low_precision(sh.element_type(v)) else v
+                    for v in op.operands
+                ]
+                if any(sh.element_type(v) != f32 for v in operands):
+                    continue  # mixed integer operands: leave as is
+                wide_type = sh.tensor_type(sh.shape_of(op.results[0]), f32)
+                attrs = {name: op.attributes[name] for name in op.attributes}
+                wide = sh.create(op.name, operands, [wide_type], attrs).result
+                narrow = sh.convert(wide, result_elem)
+            op.results[0].replace_all_uses_with(narrow)
+            op.erase()

@@ -1,0 +1,37 @@
+"""Shared fixtures: a module factory and the path of the conformance corpus."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CONFORMANCE = REPO.parent / "shared" / "conformance" / "testdata"
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_contexts():
+    """Every test must release the MLIR contexts it created (catches leaks early)."""
+    yield
+    gc.collect()
+
+
+def unary_module(op: str, shape: str, elem: str, result_elem: str | None = None) -> str:
+    """``@main(%a) = stablehlo.<op> %a``."""
+    t = f"tensor<{shape}{elem}>"
+    r = f"tensor<{shape}{result_elem or elem}>"
+    return f"""func.func @main(%a: {t}) -> {r} {{
+  %0 = stablehlo.{op} %a : ({t}) -> {r}
+  return %0 : {r}
+}}"""
+
+
+def binary_module(op: str, shape: str, elem: str) -> str:
+    """``@main(%a, %b) = stablehlo.<op> %a, %b``."""
+    t = f"tensor<{shape}{elem}>"
+    return f"""func.func @main(%a: {t}, %b: {t}) -> {t} {{
+  %0 = stablehlo.{op} %a, %b : {t}
+  return %0 : {t}
+}}"""

@@ -1,0 +1,75 @@
+"""Bad input gets a clear error naming the op, the location and what was expected."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xhlo
+
+from .conftest import binary_module
+
+ADD = binary_module("add", "2x3x", "f32")
+
+
+def test_malformed_mlir_names_file_line_col(tmp_path):
+    path = tmp_path / "broken.mlir"
+    path.write_text("func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {\n  %0 = stablehlo.frobnicate %a\n}\n")
+    with pytest.raises(xhlo.CompilerError) as info:
+        xhlo.compile(path)
+    assert f"{path}:2:" in str(info.value)
+    assert "frobnicate" in str(info.value)
+
+
+def test_verifier_failure_names_op():
+    src = """func.func @main(%a: tensor<2xf32>, %b: tensor<3xf32>) -> tensor<2xf32> {
+  %0 = "stablehlo.add"(%a, %b) : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}"""
+    with pytest.raises(xhlo.CompilerError) as info:
+        xhlo.compile(src, filename="bad.mlir")
+    assert "bad.mlir:2:" in str(info.value) and "stablehlo.add" in str(info.value)
+
+
+def test_unknown_custom_call_is_a_compile_error():
+    src = """func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @my_kernel(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}"""
+    with pytest.raises(xhlo.CompilerError) as info:
+        xhlo.compile(src, filename="cc.mlir")
+    assert "my_kernel" in str(info.value) and "cc.mlir:2:" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        ((np.zeros((2, 3), np.float32),), "takes 2 argument"),
+        ((np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float32)), "argument 1 of main: expected shape (2, 3)"),
+        ((np.zeros((2, 3), np.float32), np.zeros((2, 3), np.float64)), "argument 1 of main: expected dtype float32"),
+    ],
+)
+def test_wrong_arguments_raise_value_error(args, expected):
+    exe = xhlo.compile(ADD)
+    with pytest.raises(ValueError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        exe(*args)
+
+
+def test_missing_entry():
+    with pytest.raises(ValueError, match="no public function 'forward'"):
+        xhlo.compile(ADD, entry="forward")
+
+
+def test_unlowerable_op_is_named(monkeypatch):
+    """An op no pattern lowers is reported by name and location, not 'not bufferized'."""
+    src = """func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = "stablehlo.batch_norm_inference"(%a, %a, %a, %a, %a) {epsilon = 1.0e-3 : f32, feature_index = 0 : i64} : (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}"""
+    try:
+        exe = xhlo.compile(src)
+    except xhlo.CompilerError as err:
+        assert "stablehlo.batch_norm_inference" in str(err)
+    else:  # once a lowering exists, the result must be right
+        a = np.array([1.0, 2.0], np.float32)
+        np.testing.assert_allclose(exe(a), (a - a) * a / np.sqrt(a + 1e-3) + a, rtol=1e-6)
