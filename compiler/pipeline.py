@@ -35,12 +35,22 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-legalize-custom-calls",
             "func.func(stablehlo-legalize-composite-to-call)",
             "inline",
+            "xhlo-legalize-tuples-and-tokens",
+            "xhlo-expand-rng-normal",
             "func.func(stablehlo-legalize-deprecated-ops)",
             "func.func(stablehlo-legalize-quant-to-math)",
             "func.func(chlo-legalize-to-stablehlo)",
+            "xhlo-lower-sort",
+            "xhlo-expand-batch-norm",
+            "xhlo-expand-cholesky",
+            "xhlo-expand-triangular-solve",
+            "xhlo-lower-scatter",
+            "xhlo-lower-select-and-scatter",
+            "xhlo-lower-fft",
             "func.func(stablehlo-canonicalize-dynamism)",
             "xhlo-legalize-bool-add",
             "xhlo-widen-low-precision-dot",
+            "xhlo-emulate-small-floats",
             "func.func(canonicalize)",
         ),
     ),
@@ -59,6 +69,7 @@ STAGES: tuple[Stage, ...] = (
         "xhlo-bufferize",
         "Tensors -> memrefs; results become caller-owned out-parameters",
         (
+            "xhlo-readonly-arguments",
             "convert-shape-to-std",
             "eliminate-empty-tensors",
             "empty-tensor-to-alloc-tensor",
@@ -67,6 +78,12 @@ STAGES: tuple[Stage, ...] = (
             "allow-return-allocs-from-loops}",
             "xhlo-distinct-results",
             "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}",
+            "canonicalize",
+            "ownership-based-buffer-deallocation",
+            "canonicalize",
+            "buffer-deallocation-simplification",
+            "bufferization-lower-deallocations",
+            "cse",
             "canonicalize",
             "xhlo-memref-copy-to-linalg",
         ),
@@ -169,7 +186,7 @@ def build_pass_manager(text: str, context: ir.Context | None = None) -> passmana
         name, options = _split_name(item)
         if is_xhlo_pass(name):
             instance = create_pass(name, parse_options(options))
-            pm.add(instance, instance.NAME)
+            pm.add(instance, instance.NAME, argument=instance.NAME)
         else:
             try:
                 pm.add(item)

@@ -94,12 +94,11 @@ def constant(value, like: ir.Type) -> ir.Value:
         else:
             scalar = ir.IntegerAttr.get(elem, int(value))
     elif isinstance(elem, ir.ComplexType):
-        return create(
-            "stablehlo.constant",
-            [],
-            [ttype],
-            {"value": ir.Attribute.parse(f"dense<({complex(value).real}, {complex(value).imag})> : {ttype}")},
-        ).result
+        # the bindings cannot wrap a complex DenseElementsAttr (Attribute.parse raises
+        # "Can't cast unknown element type"): build it from two real splats instead
+        part_type = tensor_type(ttype.shape, ir.ComplexType(elem).element_type)
+        re, im = constant(complex(value).real, part_type), constant(complex(value).imag, part_type)
+        return _one("stablehlo.complex", [re, im], ttype)
     else:
         scalar = ir.FloatAttr.get(elem, float(value))
     attr = ir.DenseElementsAttr.get_splat(ttype, scalar)
@@ -312,3 +311,128 @@ def _remap_nested(op: ir.Operation, mapping) -> None:
                     if mapped is not None:
                         inner.operands[i] = mapped
                 _remap_nested(inner.operation, mapping)
+
+
+# -- reductions, contractions, complex parts -------------------------------------------
+
+
+def reduce(
+    inputs: Sequence[ir.Value],
+    inits: Sequence[ir.Value],
+    dimensions: Sequence[int],
+    body: Callable[..., Sequence[ir.Value]],
+) -> list[ir.Value]:
+    """``stablehlo.reduce`` over ``dimensions``; ``body(*accs, *elems)`` gets 0-d tensors."""
+    kept = [d for d in range(len(shape_of(inputs[0]))) if d not in set(dimensions)]
+    result_types = [tensor_type([shape_of(x)[d] for d in kept], element_type(x)) for x in inputs]
+    attributes = {"dimensions": dense_i64(dimensions)}
+    op = create("stablehlo.reduce", [*inputs, *inits], result_types, attributes, regions=1)
+    scalar_types = [tensor_type([], element_type(x)) for x in inputs]
+    build_region(op.regions[0], scalar_types * 2, body)
+    return list(op.results)
+
+
+def reduce_sum(x: ir.Value, dimensions: Sequence[int]) -> ir.Value:
+    """Sum of ``x`` over ``dimensions`` (the other dimensions keep their order)."""
+    if not dimensions:  # the upstream linalg lowering rejects a reduce over no dimension
+        return x
+    zero = constant(0, element_type(x))
+    return reduce([x], [zero], dimensions, lambda acc, elem: [add(acc, elem)])[0]
+
+
+def dot_general(
+    lhs: ir.Value,
+    rhs: ir.Value,
+    *,
+    batch: tuple[Sequence[int], Sequence[int]] = ((), ()),
+    contract: tuple[Sequence[int], Sequence[int]],
+) -> ir.Value:
+    """``stablehlo.dot_general``; result dims are batch, lhs free, rhs free (spec order)."""
+    (lhs_batch, rhs_batch), (lhs_contract, rhs_contract) = batch, contract
+    lhs_shape, rhs_shape = shape_of(lhs), shape_of(rhs)
+    lhs_free = [d for d in range(len(lhs_shape)) if d not in (*lhs_batch, *lhs_contract)]
+    rhs_free = [d for d in range(len(rhs_shape)) if d not in (*rhs_batch, *rhs_contract)]
+    shape = [lhs_shape[d] for d in (*lhs_batch, *lhs_free)] + [rhs_shape[d] for d in rhs_free]
+
+    def dims(values: Sequence[int]) -> str:
+        return "[" + ", ".join(str(v) for v in values) + "]"
+
+    numbers = ir.Attribute.parse(
+        f"#stablehlo.dot<lhs_batching_dimensions = {dims(lhs_batch)}, "
+        f"rhs_batching_dimensions = {dims(rhs_batch)}, "
+        f"lhs_contracting_dimensions = {dims(lhs_contract)}, "
+        f"rhs_contracting_dimensions = {dims(rhs_contract)}>"
+    )
+    result_type = tensor_type(shape, element_type(lhs))
+    return _one("stablehlo.dot_general", [lhs, rhs], result_type, {"dot_dimension_numbers": numbers})
+
+
+def real(x: ir.Value) -> ir.Value:
+    """Real part of a complex tensor (identity on real tensors)."""
+    elem = element_type(x)
+    if not isinstance(elem, ir.ComplexType):
+        return x
+    return _one("stablehlo.real", [x], tensor_type(shape_of(x), ir.ComplexType(elem).element_type))
+
+
+def conj(x: ir.Value) -> ir.Value:
+    """Complex conjugate (identity on real tensors)."""
+    elem = element_type(x)
+    if not isinstance(elem, ir.ComplexType):
+        return x
+    part_type = tensor_type(shape_of(x), ir.ComplexType(elem).element_type)
+    re = _one("stablehlo.real", [x], part_type)
+    im = _one("stablehlo.imag", [x], part_type)
+    return _one("stablehlo.complex", [re, unary("negate", im)], x.type)
+
+
+# -- padding, mapping, complex parts ----------------------------------------------------
+
+
+def pad(x: ir.Value, fill: ir.Value, low: Sequence[int], high: Sequence[int], interior: Sequence[int]) -> ir.Value:
+    """``stablehlo.pad``; ``fill`` is a 0-d tensor of x's element type."""
+    shape = [
+        lo + hi + (n - 1) * (i + 1) + 1 if n else lo + hi
+        for n, lo, hi, i in zip(shape_of(x), low, high, interior)
+    ]
+    return _one(
+        "stablehlo.pad",
+        [x, fill],
+        tensor_type(shape, element_type(x)),
+        {"edge_padding_low": dense_i64(low), "edge_padding_high": dense_i64(high), "interior_padding": dense_i64(interior)},
+    )
+
+
+def map_region(region: ir.Region, operands: Sequence[ir.Value], result_elem: ir.Type) -> ir.Value:
+    """``stablehlo.map`` over all dims whose body is a clone of ``region`` (a scalar computation)."""
+    shape = shape_of(operands[0])
+    op = create(
+        "stablehlo.map",
+        list(operands),
+        [tensor_type(shape, result_elem)],
+        {"dimensions": dense_i64(range(len(shape)))},
+        regions=1,
+    )
+    arg_types = [a.type for a in region.blocks[0].arguments]
+    build_region(op.regions[0], arg_types, lambda *args: inline_region(region, args))
+    return op.result
+
+
+def imag(x: ir.Value) -> ir.Value:
+    """Imaginary part of a complex tensor."""
+    return _one("stablehlo.imag", [x], tensor_type(shape_of(x), ir.ComplexType(element_type(x)).element_type))
+
+
+def complex_from_parts(re: ir.Value, im: ir.Value) -> ir.Value:
+    """``stablehlo.complex``: a complex tensor from real and imaginary parts."""
+    return _one("stablehlo.complex", [re, im], tensor_type(shape_of(re), ir.ComplexType.get(element_type(re))))
+
+
+def reverse(x: ir.Value, dimensions: Sequence[int]) -> ir.Value:
+    """``stablehlo.reverse``: x with the order of ``dimensions`` reversed."""
+    return _one("stablehlo.reverse", [x], x.type, {"dimensions": dense_i64(dimensions)})
+
+
+def bitcast_convert(x: ir.Value, elem: ir.Type) -> ir.Value:
+    """Reinterpret the bits of ``x`` as ``elem`` (same bit width: the shape is kept)."""
+    return _one("stablehlo.bitcast_convert", [x], tensor_type(shape_of(x), elem))

@@ -75,9 +75,10 @@ class ModulePass:
             where = err.op.location if err.op is not None else op.location
             where.emit_error(f"{self.NAME}: {err}")
             pass_.signal_pass_failure()
-        except Exception as err:  # a bug in the pass: keep the traceback in the message
-            tb = traceback.format_exc(limit=3)
-            op.location.emit_error(f"{self.NAME}: internal error: {err!r}\n{tb}")
+        except Exception as err:  # a bug in the pass: say where, without a traceback
+            frame = traceback.extract_tb(err.__traceback__)[-1]
+            where = f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
+            op.location.emit_error(f"{self.NAME}: internal error ({where}): {err!r}")
             pass_.signal_pass_failure()
 
 

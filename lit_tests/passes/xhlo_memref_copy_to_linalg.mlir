@@ -1,0 +1,39 @@
+// RUN: xhlo-opt %s --xhlo-memref-copy-to-linalg --split-input-file | FileCheck %s
+
+// memref.copy becomes linalg.copy with the same source and destination.
+// CHECK-LABEL: func.func @contiguous
+// CHECK-SAME: (%[[SRC:.*]]: memref<2x3xf32>, %[[DST:.*]]: memref<2x3xf32>)
+// CHECK-NEXT: linalg.copy {{.*}}ins(%[[SRC]] : memref<2x3xf32>) outs(%[[DST]] : memref<2x3xf32>)
+// CHECK-NEXT: return
+// CHECK-NOT: memref.copy
+func.func @contiguous(%src: memref<2x3xf32>, %dst: memref<2x3xf32>) {
+  memref.copy %src, %dst : memref<2x3xf32> to memref<2x3xf32>
+  return
+}
+
+// -----
+
+// Strided views are the case that matters (memref.copy would call the runtime
+// library's memrefCopy); every copy in the function is rewritten.
+// CHECK-LABEL: func.func @strided_views
+// CHECK-SAME: (%[[BUF:.*]]: memref<4x4xi8>, %[[OUT:.*]]: memref<2x2xi8>)
+// CHECK: %[[VIEW:.*]] = memref.subview %[[BUF]][0, 0] [2, 2] [2, 2]
+// CHECK-NEXT: linalg.copy {{.*}}ins(%[[VIEW]] : memref<2x2xi8, strided<[8, 2]>>) outs(%[[OUT]] : memref<2x2xi8>)
+// CHECK-NEXT: linalg.copy {{.*}}ins(%[[OUT]] : memref<2x2xi8>) outs(%[[VIEW]] : memref<2x2xi8, strided<[8, 2]>>)
+// CHECK-NOT: memref.copy
+func.func @strided_views(%buf: memref<4x4xi8>, %out: memref<2x2xi8>) {
+  %view = memref.subview %buf[0, 0] [2, 2] [2, 2] : memref<4x4xi8> to memref<2x2xi8, strided<[8, 2]>>
+  memref.copy %view, %out : memref<2x2xi8, strided<[8, 2]>> to memref<2x2xi8>
+  memref.copy %out, %view : memref<2x2xi8> to memref<2x2xi8, strided<[8, 2]>>
+  return
+}
+
+// -----
+
+// Rank-0 copies too.
+// CHECK-LABEL: func.func @scalar
+// CHECK-NEXT: linalg.copy {{.*}}ins(%{{.*}} : memref<f64>) outs(%{{.*}} : memref<f64>)
+func.func @scalar(%a: memref<f64>, %b: memref<f64>) {
+  memref.copy %a, %b : memref<f64> to memref<f64>
+  return
+}

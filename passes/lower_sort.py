@@ -1,0 +1,290 @@
+"""xhlo-lower-sort: stablehlo.sort -> a stable bottom-up merge sort in scf loops.
+
+The upstream linalg lowering has no pattern for ``stablehlo.sort`` (and
+``chlo.top_k`` decomposes into one), so this pass expands it while the IR is
+still StableHLO, into scf loops on tensors that the later stages lower as usual.
+
+Algorithm: the sort dimension is transposed to the end and the other
+dimensions collapsed, giving ``[rows, n]`` tensors. Every row is sorted by a
+bottom-up merge sort: pass ``p`` merges neighbouring runs of width ``2**p``
+from one buffer into the other, taking the right element only when the
+comparator says it must strictly precede the left one, so equal elements keep
+their order (stable; this satisfies ``is_stable`` either way). The passes run in
+pairs (A -> B -> A) so each loop iteration yields its buffers in place; an odd
+pass count adds one pass whose single run is a plain copy. O(n log n)
+comparisons, no allocation inside the loops.
+
+The comparator is evaluated once per step as a 0-d ``stablehlo.map`` on
+``tensor.extract_slice`` views of the two elements, its result written into a
+loop-carried ``tensor<1xi1>``. The upstream map lowering turns the comparator
+body into scalar arith code, and bufferization makes the views subviews and the
+result a store into the carried buffer, so no memory is allocated per
+comparison. A comparator with ops that the map lowering cannot scalarise
+(regions, shape ops) is instead inlined on 0-d tensors: slower, still correct.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from xhlo._mlir import arith, ir, scf, tensor
+from xhlo.dialects import stablehlo as sh
+
+from .base import ModulePass, PassError
+
+# Ops whose 0-d forms the upstream map lowering turns into scalar code.
+_MAP_SAFE_OPS = frozenset(
+    "stablehlo." + name
+    for name in (
+        "abs add and atan2 bitcast_convert cbrt ceil clamp compare complex constant convert "
+        "cosine count_leading_zeros divide exponential exponential_minus_one floor imag "
+        "is_finite log log_plus_one logistic maximum minimum multiply negate not or popcnt "
+        "power real remainder round_nearest_afz round_nearest_even rsqrt select shift_left "
+        "shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan tanh xor return"
+    ).split()
+)
+
+
+# -- small index/arith builders ------------------------------------------------------
+
+
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def _less(a: ir.Value, b: ir.Value) -> ir.Value:
+    return arith.CmpIOp(arith.CmpIPredicate.slt, a, b).result
+
+
+def _select(cond: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
+    return arith.SelectOp(cond, a, b).result
+
+
+def _min(a: ir.Value, b: ir.Value) -> ir.Value:
+    return arith.MinSIOp(a, b).result
+
+
+# -- comparator ------------------------------------------------------------------------
+
+
+def _map_safe(comparator: ir.Region) -> bool:
+    """True if every comparator op is elementwise and only outer constants are used."""
+    block = comparator.blocks[0]
+    inner: set = set(block.arguments)
+    for op in block.operations:
+        op = op.operation
+        if op.name not in _MAP_SAFE_OPS or len(op.regions) > 0:
+            return False
+        for operand in op.operands:
+            if operand not in inner and not _is_outer_constant(operand):
+                return False
+        inner.update(op.results)
+    return True
+
+
+def _is_outer_constant(value: ir.Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, (ir.Operation, ir.OpView)) and owner.name == "stablehlo.constant"
+
+
+def _element_view(row_tensor: ir.Value, row: ir.Value, position: ir.Value) -> ir.Value:
+    """The 0-d view ``row_tensor[row, position]`` (a subview after bufferization)."""
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    return tensor.ExtractSliceOp(
+        sh.tensor_type([], sh.element_type(row_tensor)),
+        row_tensor,
+        [row, position],
+        [],
+        [],
+        [dynamic, dynamic],
+        [1, 1],
+        [1, 1],
+    ).result
+
+
+@dataclasses.dataclass(frozen=True)
+class _Comparator:
+    region: ir.Region
+    as_map: bool
+
+    def precedes(
+        self,
+        sources: list[ir.Value],
+        row: ir.Value,
+        first: ir.Value,
+        second: ir.Value,
+        flag: ir.Value,
+    ) -> tuple[ir.Value, ir.Value]:
+        """(comparator(element ``first``, element ``second``) as i1, updated flag buffer)."""
+        args = []
+        for src in sources:
+            args += [_element_view(src, row, first), _element_view(src, row, second)]
+        if not self.as_map:
+            (result,) = sh.inline_region(self.region, args)
+            return tensor.ExtractOp(result, []).result, flag
+        result_type = sh.tensor_type([], sh.i1())
+        no_dims = {"dimensions": sh.dense_i64([])}
+        mapped = sh.create("stablehlo.map", args, [result_type], no_dims, regions=1)
+        arg_types = [a.type for a in args]
+        sh.build_region(mapped.regions[0], arg_types, lambda *a: sh.inline_region(self.region, a))
+        flag = tensor.InsertSliceOp(mapped.result, flag, [], [], [], [0], [1], [1]).result
+        return tensor.ExtractOp(flag, [_index(0)]).result, flag
+
+
+# -- merge sort --------------------------------------------------------------------------
+
+
+def _merge_runs(
+    cmp: _Comparator,
+    sources: list[ir.Value],
+    dests: list[ir.Value],
+    flag: ir.Value,
+    row: ir.Value,
+    lo: ir.Value,
+    mid: ir.Value,
+    hi: ir.Value,
+) -> tuple[list[ir.Value], ir.Value]:
+    """Merge sources[row, lo:mid] and sources[row, mid:hi] into dests[row, lo:hi]."""
+    loop = scf.ForOp(lo, hi, _index(1), [lo, mid, *dests, flag])
+    with ir.InsertionPoint(loop.body):
+        k = loop.induction_variable
+        i, j, *outs, flag_in = loop.inner_iter_args
+        left_live, right_live = _less(i, mid), _less(j, hi)
+        both = arith.AndIOp(left_live, right_live).result
+        choose = scf.IfOp(both, [sh.i1(), flag_in.type], has_else=True)
+        with ir.InsertionPoint(choose.then_block):
+            take_right, flag_out = cmp.precedes(sources, row, j, i, flag_in)
+            scf.YieldOp([take_right, flag_out])
+        with ir.InsertionPoint(choose.else_block):
+            scf.YieldOp([right_live, flag_in])
+        take_right, flag_out = choose.results
+        pos = _select(take_right, j, i)
+        new_outs = [
+            tensor.InsertOp(tensor.ExtractOp(src, [row, pos]).result, out, [row, k]).result
+            for src, out in zip(sources, outs)
+        ]
+        one = _index(1)
+        next_i = _select(take_right, i, arith.AddIOp(i, one).result)
+        next_j = _select(take_right, arith.AddIOp(j, one).result, j)
+        scf.YieldOp([next_i, next_j, *new_outs, flag_out])
+    results = list(loop.results)
+    return results[2:-1], results[-1]
+
+
+def _merge_pass(
+    cmp: _Comparator,
+    sources: list[ir.Value],
+    dests: list[ir.Value],
+    flag: ir.Value,
+    row: ir.Value,
+    width: ir.Value,
+    n: int,
+) -> tuple[list[ir.Value], ir.Value]:
+    """One merge-sort pass over a row: runs of ``width`` merged pairwise into ``dests``."""
+    n_index = _index(n)
+    double = arith.AddIOp(width, width).result
+    loop = scf.ForOp(_index(0), n_index, double, [*dests, flag])
+    with ir.InsertionPoint(loop.body):
+        lo = loop.induction_variable
+        *outs, flag_in = loop.inner_iter_args
+        mid = _min(arith.AddIOp(lo, width).result, n_index)
+        hi = _min(arith.AddIOp(lo, double).result, n_index)
+        outs, flag_out = _merge_runs(cmp, sources, list(outs), flag_in, row, lo, mid, hi)
+        scf.YieldOp([*outs, flag_out])
+    results = list(loop.results)
+    return results[:-1], results[-1]
+
+
+def _sort_rows(cmp: _Comparator, rows: list[ir.Value], n: int) -> list[ir.Value]:
+    """Sort every row of the ``[batch, n]`` tensors ``rows`` together.
+
+    The inputs are only read (the first pass merges them into buffer A), so
+    bufferization never writes into, or copies, the caller's arrays.
+    """
+    batch = sh.shape_of(rows[0])[0]
+    count = len(rows)
+    later_pairs = math.ceil((math.ceil(math.log2(n)) - 1) / 2)
+    buffers = [tensor.EmptyOp([batch, n], sh.element_type(r)).result for r in rows * 2]
+    flag = tensor.EmptyOp([1], sh.i1()).result
+    row_loop = scf.ForOp(_index(0), _index(batch), _index(1), [*buffers, flag])
+    with ir.InsertionPoint(row_loop.body):
+        row = row_loop.induction_variable
+        state = list(row_loop.inner_iter_args)
+        a, b, flag_in = state[:count], state[count : 2 * count], state[-1]
+        a, flag_in = _merge_pass(cmp, rows, a, flag_in, row, _index(1), n)
+        pass_loop = scf.ForOp(_index(0), _index(later_pairs), _index(1), [*a, *b, flag_in])
+        with ir.InsertionPoint(pass_loop.body):
+            state = list(pass_loop.inner_iter_args)
+            a, b, flag_in = state[:count], state[count : 2 * count], state[-1]
+            two_q = arith.AddIOp(pass_loop.induction_variable, pass_loop.induction_variable).result
+            width = arith.ShLIOp(_index(2), two_q).result
+            b, flag_mid = _merge_pass(cmp, a, b, flag_in, row, width, n)
+            double = arith.AddIOp(width, width).result
+            a, flag_out = _merge_pass(cmp, b, a, flag_mid, row, double, n)
+            scf.YieldOp([*a, *b, flag_out])
+        scf.YieldOp(list(pass_loop.results))
+    return list(row_loop.results)[:count]
+
+
+# -- the op ------------------------------------------------------------------------------
+
+
+def _lower_sort(op: ir.Operation) -> None:
+    operands = list(op.operands)
+    shape = sh.shape_of(operands[0])
+    rank = len(shape)
+    if any(ir.ShapedType(v.type).has_static_shape is False for v in operands):
+        raise PassError(op, "stablehlo.sort with dynamic shapes is not supported")
+    if rank == 0:
+        _replace(op, operands)
+        return
+    dim = ir.IntegerAttr(op.attributes["dimension"]).value % rank
+    n = shape[dim]
+    batch = math.prod(shape) // n if n else 0
+    if n <= 1 or batch == 0:
+        _replace(op, operands)
+        return
+    cmp = _Comparator(op.regions[0], _map_safe(op.regions[0]))
+    perm = [d for d in range(rank) if d != dim] + [dim]
+    inverse = [perm.index(d) for d in range(rank)]
+    moved_shape = [shape[p] for p in perm]
+    with ir.InsertionPoint(op), op.location:
+        rows = [_reshape(_permute(v, perm), [batch, n]) for v in operands]
+        sorted_rows = _sort_rows(cmp, rows, n)
+        results = [_permute(_reshape(r, moved_shape), inverse) for r in sorted_rows]
+    _replace(op, results)
+
+
+def _permute(value: ir.Value, perm: list[int]) -> ir.Value:
+    return value if perm == sorted(perm) else sh.transpose(value, perm)
+
+
+def _reshape(value: ir.Value, shape: list[int]) -> ir.Value:
+    return value if list(sh.shape_of(value)) == list(shape) else sh.reshape(value, shape)
+
+
+def _replace(op: ir.Operation, values: list[ir.Value]) -> None:
+    for old, new in zip(op.results, values):
+        old.replace_all_uses_with(new)
+    op.erase()
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerSort(ModulePass):
+    """Lower stablehlo.sort to a stable merge sort on scf loops over tensors."""
+
+    NAME = "xhlo-lower-sort"
+
+    def run(self, module: ir.Operation) -> None:
+        sorts = []
+
+        def visit(op):
+            if op.name == "stablehlo.sort":
+                sorts.append(op.operation)
+            return ir.WalkResult.ADVANCE
+
+        # Post-order: a sort nested in another's comparator is lowered before it is cloned.
+        module.walk(visit, ir.WalkOrder.POST_ORDER)
+        for op in sorts:
+            _lower_sort(op)
