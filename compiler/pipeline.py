@@ -37,7 +37,8 @@ STAGES: tuple[Stage, ...] = (
             "inline",
             "xhlo-legalize-tuples-and-tokens",
             "xhlo-expand-rng-normal",
-            "func.func(stablehlo-legalize-deprecated-ops)",
+            # fail-on-unused=false keeps stablehlo.map, which the linalg lowering handles.
+            "func.func(stablehlo-legalize-deprecated-ops{fail-on-unused=false})",
             "func.func(stablehlo-legalize-quant-to-math)",
             "func.func(chlo-legalize-to-stablehlo)",
             "xhlo-lower-sort",

@@ -36,18 +36,28 @@ from .base import ModulePass, PassError, walk_ops
 # -- DFT matrices (numpy, float64) -----------------------------------------------------
 
 
-def _phases(rows: int, cols: int, n: int) -> np.ndarray:
-    """2*pi*(j*k mod n)/n for j < rows, k < cols; exact integer reduction first."""
-    jk = np.outer(np.arange(rows, dtype=np.int64), np.arange(cols, dtype=np.int64)) % n
-    return 2.0 * np.pi * jk / n
+def roots_of_unity(rows: int, cols: int, n: int) -> np.ndarray:
+    """exp(2*pi*i * (j*k mod n) / n) for j < rows, k < cols, in float64.
+
+    The phase is reduced exactly in integers to the nearest quarter turn plus a
+    remainder of at most 1/8 turn, so quarter turns give exact 0 and +-1 and
+    symmetric entries are bitwise symmetric (as in FFT libraries' twiddles).
+    """
+    turns = np.outer(np.arange(rows, dtype=np.int64), np.arange(cols, dtype=np.int64)) % n
+    quarter = (4 * turns + n // 2) // n  # nearest multiple of n/4, in quarter turns
+    rest = 2.0 * np.pi * (4 * turns - quarter * n) / (4.0 * n)  # |rest| <= pi/4
+    c, s = np.cos(rest), np.sin(rest)
+    rotated = {0: (c, s), 1: (-s, c), 2: (-c, -s), 3: (s, -c)}
+    quarter %= 4
+    real = np.select([quarter == q for q in range(4)], [rotated[q][0] for q in range(4)])
+    imag = np.select([quarter == q for q in range(4)], [rotated[q][1] for q in range(4)])
+    return real + 1j * imag
 
 
 def dft_matrix(n: int, inverse: bool = False) -> np.ndarray:
     """M[j, k] = exp(-+2*pi*i*j*k/n) (/ n for the inverse): ``x @ M`` transforms x."""
-    phase = _phases(n, n, n)
-    sign = 1.0 if inverse else -1.0
-    matrix = np.cos(phase) + 1j * sign * np.sin(phase)
-    return matrix / n if inverse else matrix
+    roots = roots_of_unity(n, n, n)
+    return roots / n if inverse else np.conj(roots)
 
 
 def rfft_matrix(n: int) -> np.ndarray:
@@ -66,9 +76,9 @@ def irfft_matrices(n: int) -> tuple[np.ndarray, np.ndarray]:
     weight[0] = 1.0
     if n % 2 == 0:
         weight[m - 1] = 1.0
-    phase = _phases(m, n, n)
-    cos_part = weight[:, None] * np.cos(phase) / n
-    sin_part = -weight[:, None] * np.sin(phase) / n
+    roots = roots_of_unity(m, n, n)
+    cos_part = weight[:, None] * roots.real / n
+    sin_part = -weight[:, None] * roots.imag / n
     sin_part[0] = 0.0
     if n % 2 == 0:
         sin_part[m - 1] = 0.0
@@ -164,8 +174,8 @@ class AxisTransforms:
         x = x.map(lambda v: sh.reshape(v, split))
         x = self.c2c(x, axis, n1, inverse)  # over j1: [.., j2, .., k1]
         last = len(split) - 1
-        sign = 1.0 if inverse else -1.0
-        twiddle = np.exp(sign * 1j * _phases(n2, n1, n))  # [j2, k1]
+        roots = roots_of_unity(n2, n1, n)  # [j2, k1]
+        twiddle = roots if inverse else np.conj(roots)
         x = x.times_elementwise(twiddle, [axis, last], self.real_elem)
         x = self.c2c(x, axis, n2, inverse)  # over j2: [.., k1, k2]
         rank = len(split) - 1
@@ -210,6 +220,9 @@ def _fft_type(op: ir.Operation) -> str:
 
 
 def _check_shapes(op: ir.Operation, kind: str, lengths: list[int]) -> None:
+    for value in (op.operands[0], op.results[0]):
+        if not ir.RankedTensorType(value.type).has_static_shape:
+            raise PassError(op, f"'stablehlo.fft' needs static shapes, got {value.type}")
     operand_shape = list(sh.shape_of(op.operands[0]))
     count = len(lengths)
     if not 1 <= count <= 3 or count > len(operand_shape):

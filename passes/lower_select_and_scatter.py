@@ -33,7 +33,7 @@ import numpy as np
 from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass, PassError, walk_ops
 
 # An offset is either static (Python ints) or a list of 0-d i32 tensors inside a loop.
 Offsets = Sequence[int] | Sequence[ir.Value]
@@ -86,6 +86,9 @@ def _i64_array(op: ir.Operation, name: str, default: Sequence[int]) -> tuple[int
 
 
 def _geometry(op: ir.Operation) -> WindowGeometry:
+    for value in (op.operands[0], op.operands[1]):
+        if not ir.RankedTensorType(value.type).has_static_shape:
+            raise PassError(op, f"'stablehlo.select_and_scatter' needs static shapes, got {value.type}")
     operand_shape = sh.shape_of(op.operands[0])
     rank = len(operand_shape)
     low, high = [0] * rank, [0] * rank

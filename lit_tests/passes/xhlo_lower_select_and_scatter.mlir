@@ -1,4 +1,4 @@
-// RUN: xhlo-opt %s --xhlo-lower-select-and-scatter --split-input-file | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-lower-select-and-scatter --split-input-file --verify-diagnostics | FileCheck %s
 
 // No padding: window element k of every window is one strided slice; the fold
 // keeps the current selection where select(current, candidate) is true. Then
@@ -145,4 +145,22 @@ func.func @empty_source(%x: tensor<2x3xf32>, %s: tensor<0x1xf32>, %i: tensor<f32
     stablehlo.return %c : tensor<f32>
   }) {window_dimensions = array<i64: 3, 3>, window_strides = array<i64: 1, 1>} : (tensor<2x3xf32>, tensor<0x1xf32>, tensor<f32>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
+}
+
+// -----
+
+// Window positions are laid out statically: dynamic shapes are rejected.
+
+func.func @dynamic(%x: tensor<?xf32>, %s: tensor<?xf32>, %i: tensor<f32>) -> tensor<?xf32> {
+  // expected-error@+1 {{xhlo-lower-select-and-scatter: 'stablehlo.select_and_scatter' needs static shapes, got tensor<?xf32>}}
+  %r = "stablehlo.select_and_scatter"(%x, %s, %i) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %c : tensor<f32>
+  }) {window_dimensions = array<i64: 2>, window_strides = array<i64: 1>} : (tensor<?xf32>, tensor<?xf32>, tensor<f32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
 }

@@ -1,0 +1,25 @@
+// RUN: xhlo-opt %s --xhlo-widen-low-precision-dot --split-input-file | FileCheck %s
+
+// A bf16 dot runs in f32 and is rounded once.
+// CHECK-LABEL: func.func @bf16_dot
+// CHECK-SAME: (%[[A:.*]]: tensor<2x8xbf16>, %[[B:.*]]: tensor<8x3xbf16>)
+// CHECK-NEXT: %[[WA:.*]] = stablehlo.convert %[[A]] : (tensor<2x8xbf16>) -> tensor<2x8xf32>
+// CHECK-NEXT: %[[WB:.*]] = stablehlo.convert %[[B]] : (tensor<8x3xbf16>) -> tensor<8x3xf32>
+// CHECK-NEXT: %[[D:.*]] = stablehlo.dot_general %[[WA]], %[[WB]], contracting_dims = [1] x [0] : (tensor<2x8xf32>, tensor<8x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: %[[R:.*]] = stablehlo.convert %[[D]] : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+// CHECK-NEXT: return %[[R]]
+func.func @bf16_dot(%a: tensor<2x8xbf16>, %b: tensor<8x3xbf16>) -> tensor<2x3xbf16> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x8xbf16>, tensor<8x3xbf16>) -> tensor<2x3xbf16>
+  return %0 : tensor<2x3xbf16>
+}
+
+// -----
+
+// f32 dots are untouched.
+// CHECK-LABEL: func.func @f32_dot
+// CHECK-NOT: stablehlo.convert
+// CHECK: stablehlo.dot_general
+func.func @f32_dot(%a: tensor<2x8xf32>, %b: tensor<8x3xf32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x8xf32>, tensor<8x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
