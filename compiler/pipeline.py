@@ -51,6 +51,7 @@ STAGES: tuple[Stage, ...] = (
             "func.func(stablehlo-canonicalize-dynamism)",
             "xhlo-legalize-bool-add",
             "xhlo-widen-low-precision-dot",
+            "xhlo-extend-integer-dot-operands",
             "xhlo-emulate-small-floats",
             "func.func(canonicalize)",
         ),

@@ -11,6 +11,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-legalize-custom-calls": "legalize_custom_calls:LegalizeCustomCalls",
     "xhlo-legalize-bool-add": "legalize_bool_add:LegalizeBoolAdd",
     "xhlo-widen-low-precision-dot": "widen_low_precision_dot:WidenLowPrecisionDot",
+    "xhlo-extend-integer-dot-operands": "extend_integer_dot_operands:ExtendIntegerDotOperands",
     "xhlo-legalize-control-flow": "legalize_control_flow:LegalizeControlFlow",
     "xhlo-lower-scatter": "lower_scatter:LowerScatter",
     "xhlo-lower-sort": "lower_sort:LowerSort",

@@ -120,10 +120,10 @@ class ComplexParts:
     re: ir.Value
     im: ir.Value | None  # None: purely real (RFFT input)
 
-    def map(self, fn) -> "ComplexParts":
+    def map(self, fn) -> ComplexParts:
         return ComplexParts(fn(self.re), fn(self.im) if self.im is not None else None)
 
-    def times_matrix(self, axis: int, matrix: np.ndarray, real_elem: ir.Type) -> "ComplexParts":
+    def times_matrix(self, axis: int, matrix: np.ndarray, real_elem: ir.Type) -> ComplexParts:
         """Contract ``axis`` with a complex matrix; the new axis goes last."""
         m_re = _real_constant(matrix.real, real_elem)
         m_im = _real_constant(matrix.imag, real_elem)
@@ -134,7 +134,9 @@ class ComplexParts:
             im = sh.add(im, _contract(self.im, axis, m_re))
         return ComplexParts(re, im)
 
-    def times_elementwise(self, factor: np.ndarray, dims: list[int], real_elem: ir.Type) -> "ComplexParts":
+    def times_elementwise(
+        self, factor: np.ndarray, dims: list[int], real_elem: ir.Type
+    ) -> ComplexParts:
         """Multiply by a complex constant broadcast along ``dims``."""
         shape = sh.shape_of(self.re)
         f_re = sh.broadcast_in_dim(_real_constant(factor.real, real_elem), shape, dims)
@@ -205,12 +207,17 @@ class AxisTransforms:
         if n % 2 == 0:
             keep_imag[m - 1] = 0.0
         im = sh.multiply(
-            x.im, sh.broadcast_in_dim(_real_constant(keep_imag, self.real_elem), sh.shape_of(x.im), [axis])
+            x.im,
+            sh.broadcast_in_dim(
+                _real_constant(keep_imag, self.real_elem), sh.shape_of(x.im), [axis]
+            ),
         )
         # X[k] = conj(X[n - k]) for k = m .. n-1.
         mirror_re = sh.reverse(_slice_axis(x.re, axis, 1, n - m + 1), [axis])
         mirror_im = sh.unary("negate", sh.reverse(_slice_axis(x.im, axis, 1, n - m + 1), [axis]))
-        full = ComplexParts(sh.concatenate([x.re, mirror_re], axis), sh.concatenate([im, mirror_im], axis))
+        full = ComplexParts(
+            sh.concatenate([x.re, mirror_re], axis), sh.concatenate([im, mirror_im], axis)
+        )
         return self.c2c(full, axis, n, inverse=True).re
 
 
@@ -226,12 +233,17 @@ def _check_shapes(op: ir.Operation, kind: str, lengths: list[int]) -> None:
     operand_shape = list(sh.shape_of(op.operands[0]))
     count = len(lengths)
     if not 1 <= count <= 3 or count > len(operand_shape):
-        raise PassError(op, f"fft_length must name 1 to 3 of the operand's {len(operand_shape)} dims")
+        raise PassError(
+            op, f"fft_length must name 1 to 3 of the operand's {len(operand_shape)} dims"
+        )
     expected = list(lengths)
     if kind == "IRFFT":
         expected[-1] = lengths[-1] // 2 + 1
     if operand_shape[-count:] != expected:
-        raise PassError(op, f"operand dims {operand_shape[-count:]} do not match {kind} with fft_length {lengths}")
+        raise PassError(
+            op,
+            f"operand dims {operand_shape[-count:]} do not match {kind} with fft_length {lengths}",
+        )
 
 
 def _lower(op: ir.Operation, kind: str, lengths: list[int], direct_limit: int) -> ir.Value:

@@ -52,7 +52,10 @@ class WindowGeometry:
 
     @property
     def padded_shape(self) -> tuple[int, ...]:
-        return tuple(n + lo + hi for n, lo, hi in zip(self.operand_shape, self.padding_low, self.padding_high))
+        return tuple(
+            n + lo + hi
+            for n, lo, hi in zip(self.operand_shape, self.padding_low, self.padding_high)
+        )
 
     @property
     def window_size(self) -> int:
@@ -88,12 +91,16 @@ def _i64_array(op: ir.Operation, name: str, default: Sequence[int]) -> tuple[int
 def _geometry(op: ir.Operation) -> WindowGeometry:
     for value in (op.operands[0], op.operands[1]):
         if not ir.RankedTensorType(value.type).has_static_shape:
-            raise PassError(op, f"'stablehlo.select_and_scatter' needs static shapes, got {value.type}")
+            raise PassError(
+                op, f"'stablehlo.select_and_scatter' needs static shapes, got {value.type}"
+            )
     operand_shape = sh.shape_of(op.operands[0])
     rank = len(operand_shape)
     low, high = [0] * rank, [0] * rank
     if "padding" in op.attributes:
-        pairs = np.array(ir.DenseIntElementsAttr(op.attributes["padding"]), dtype=np.int64).reshape(rank, 2)
+        pairs = np.array(ir.DenseIntElementsAttr(op.attributes["padding"]), dtype=np.int64).reshape(
+            rank, 2
+        )
         low, high = pairs[:, 0].tolist(), pairs[:, 1].tolist()
     return WindowGeometry(
         operand_shape=operand_shape,
@@ -127,7 +134,7 @@ class Selection:
         return [self.value, self.index] + ([self.valid] if self.valid is not None else [])
 
     @staticmethod
-    def unflatten(values: Sequence[ir.Value]) -> "Selection":
+    def unflatten(values: Sequence[ir.Value]) -> Selection:
         return Selection(values[0], values[1], values[2] if len(values) > 2 else None)
 
 
@@ -157,7 +164,7 @@ class SelectAndScatterExpansion:
         return sh.slice(span, [0] * len(geo.extent), list(geo.extent), list(geo.strides))
 
     def place(self, x: ir.Value, fill: ir.Value, offsets: Offsets) -> ir.Value:
-        """Inverse of window_slice: source-shaped ``x`` onto the operand grid, ``fill`` elsewhere."""
+        """Inverse of window_slice: source-shaped ``x`` on the operand grid, ``fill`` elsewhere."""
         geo = self.geo
         if self._static(offsets):
             # One pad; negative edges cut the parts that fall into the padding.
@@ -171,15 +178,19 @@ class SelectAndScatterExpansion:
         rank = len(self.geo.window)
         return sh.pad(x, fill, [0] * rank, [0] * rank, [s - 1 for s in self.geo.strides])
 
-    def place_spread(self, spread: ir.Value, fill: ir.Value, offsets: Sequence[ir.Value]) -> ir.Value:
-        """A spread tensor written at dynamic ``offsets`` of the padded grid, cropped to the operand."""
+    def place_spread(
+        self, spread: ir.Value, fill: ir.Value, offsets: Sequence[ir.Value]
+    ) -> ir.Value:
+        """A spread tensor written at dynamic ``offsets`` of the padded grid, cropped."""
         geo = self.geo
         background = sh.broadcast_in_dim(fill, geo.padded_shape, [])
         on_padded = sh.dynamic_update_slice(background, spread, list(offsets))
         if not geo.padded:
             return on_padded
         uncrop = [0] * len(geo.window)
-        return sh.pad(on_padded, fill, [-p for p in geo.padding_low], [-p for p in geo.padding_high], uncrop)
+        return sh.pad(
+            on_padded, fill, [-p for p in geo.padding_low], [-p for p in geo.padding_high], uncrop
+        )
 
     def splat_index(self, k: int | ir.Value) -> ir.Value:
         shape = self.geo.source_shape
@@ -219,7 +230,9 @@ class SelectAndScatterExpansion:
         valid = self.window_slice(padded.valid, zero) if padded.valid is not None else None
         return Selection(self.window_slice(padded.value, zero), self.splat_index(0), valid)
 
-    def select_step(self, best: Selection, padded: PaddedOperand, k: int | ir.Value, offsets: Offsets) -> Selection:
+    def select_step(
+        self, best: Selection, padded: PaddedOperand, k: int | ir.Value, offsets: Offsets
+    ) -> Selection:
         """Fold candidate ``k`` into the selection: it wins where select(best, candidate) is false.
 
         A padding candidate never wins; a real candidate always beats padding.
@@ -262,7 +275,12 @@ class SelectAndScatterExpansion:
     # -- step 2: scatter ---------------------------------------------------------
 
     def scatter_step(
-        self, output: ir.Value, selected: ir.Value, k: int | ir.Value, offsets: Offsets, spread_source: ir.Value | None
+        self,
+        output: ir.Value,
+        selected: ir.Value,
+        k: int | ir.Value,
+        offsets: Offsets,
+        spread_source: ir.Value | None,
     ) -> ir.Value:
         """Combine the source values of the windows that selected offset ``k``."""
         hit = sh.compare("EQ", selected, self.splat_index(k))
@@ -289,7 +307,9 @@ class SelectAndScatterExpansion:
             return [sh.subtract(k, sh.index_scalar(1)), step]
 
         _, output = sh.while_loop(
-            [sh.index_scalar(last), output], lambda k, _: sh.compare("GE", k, sh.index_scalar(0)), body
+            [sh.index_scalar(last), output],
+            lambda k, _: sh.compare("GE", k, sh.index_scalar(0)),
+            body,
         )
         return output
 
@@ -306,7 +326,7 @@ class SelectAndScatterExpansion:
 
 @dataclasses.dataclass(frozen=True)
 class LowerSelectAndScatter(ModulePass):
-    """Expand stablehlo.select_and_scatter into slices, maps, selects and pads (any window overlap)."""
+    """Expand stablehlo.select_and_scatter into slices, maps, selects and pads."""
 
     NAME = "xhlo-lower-select-and-scatter"
 

@@ -140,7 +140,9 @@ def test_matrices_in_float64():
     for n in (6, 7):
         half = x[: n // 2 + 1]
         cos_part, sin_part = irfft_matrices(n)
-        np.testing.assert_allclose(half.real @ cos_part + half.imag @ sin_part, np.fft.irfft(half, n), atol=1e-14)
+        np.testing.assert_allclose(
+            half.real @ cos_part + half.imag @ sin_part, np.fft.irfft(half, n), atol=1e-14
+        )
 
 
 def test_lowered_to_dot_general():
@@ -167,8 +169,16 @@ def lower_with(src: str, pipeline: str) -> str:
 @pytest.mark.parametrize("direct_limit", [2, 4])
 @pytest.mark.parametrize(
     "kind, shape, axes_count",
-    [("FFT", (3, 12), 1), ("IFFT", (8,), 1), ("FFT", (4, 6, 9), 3), ("RFFT", (2, 12), 1), ("RFFT", (6, 8), 2),
-     ("IRFFT", (2, 12), 1), ("IRFFT", (3, 15), 1), ("IRFFT", (4, 6, 8), 2)],
+    [
+        ("FFT", (3, 12), 1),
+        ("IFFT", (8,), 1),
+        ("FFT", (4, 6, 9), 3),
+        ("RFFT", (2, 12), 1),
+        ("RFFT", (6, 8), 2),
+        ("IRFFT", (2, 12), 1),
+        ("IRFFT", (3, 15), 1),
+        ("IRFFT", (4, 6, 8), 2),
+    ],
 )
 def test_split_axes(kind, shape, axes_count, direct_limit):
     """Small direct_limit forces the split path (recursively) on small shapes."""
@@ -206,4 +216,6 @@ def test_long_axis_default_split(n):
     m = n // 2 + 1
     half = random_complex((2, m), np.complex64, rng)
     src = fft_module("IRFFT", (2, m), "complex<f32>", (2, n), "f32", [n])
-    assert_close(xhlo.compile(src)(half), np.fft.irfft(half.astype(np.complex128), n), [n], np.float32)
+    assert_close(
+        xhlo.compile(src)(half), np.fft.irfft(half.astype(np.complex128), n), [n], np.float32
+    )

@@ -32,7 +32,9 @@ def select_and_scatter_model(operand, source, init, window, strides, padding, se
     for position in itertools.product(*(range(n) for n in source.shape)):
         selected = None
         for offset in itertools.product(*(range(w) for w in window)):
-            index = tuple(p * s + o - lo for p, s, o, (lo, _) in zip(position, strides, offset, padding))
+            index = tuple(
+                p * s + o - lo for p, s, o, (lo, _) in zip(position, strides, offset, padding)
+            )
             if not all(0 <= i < n for i, n in zip(index, operand.shape)):
                 continue  # padding is never selected
             if selected is None or not select(operand[selected], operand[index]):
@@ -44,7 +46,8 @@ def select_and_scatter_model(operand, source, init, window, strides, padding, se
 
 def source_shape(operand_shape, window, strides, padding):
     return tuple(
-        (n + lo + hi - w) // s + 1 for n, w, s, (lo, hi) in zip(operand_shape, window, strides, padding)
+        (n + lo + hi - w) // s + 1
+        for n, w, s, (lo, hi) in zip(operand_shape, window, strides, padding)
     )
 
 
@@ -81,7 +84,9 @@ def literal(value, elem: str) -> str:
     return repr(float(value)) if "f" in elem else str(int(value))
 
 
-def module(operand_shape, src_shape, elem, window, strides, padding, select_body, scatter_body, init=0) -> str:
+def module(
+    operand_shape, src_shape, elem, window, strides, padding, select_body, scatter_body, init=0
+) -> str:
     """``@main(operand, source)`` with a constant init and the given region bodies (%a, %b -> %r).
 
     (The reference interpreter rejects 0-d arguments, so init is a constant.)
@@ -113,8 +118,14 @@ def compare_body(direction: str, dtype) -> str:
 
 
 ADD = "%r = stablehlo.add %a, %b : {t}"
-GE_PY = lambda a, b: a >= b  # noqa: E731
-ADD_PY = lambda a, b: a + b  # noqa: E731
+
+
+def GE_PY(a, b):
+    return a >= b
+
+
+def ADD_PY(a, b):
+    return a + b
 
 
 def random_values(shape, dtype, rng, low=-8, high=8):
@@ -129,14 +140,37 @@ def random_values(shape, dtype, rng, low=-8, high=8):
     return rng.integers(low, high, shape).astype(np.float64).astype(dtype)
 
 
-def run_case(operand, source, init, window, strides, padding, select_py, scatter_py, select_body, scatter_body,
-             use_reference=True, compile_options=FAST_JIT):
+def run_case(
+    operand,
+    source,
+    init,
+    window,
+    strides,
+    padding,
+    select_py,
+    scatter_py,
+    select_body,
+    scatter_body,
+    use_reference=True,
+    compile_options=FAST_JIT,
+):
     pad_pairs = padding or [(0, 0)] * operand.ndim
     init = np.asarray(init, dtype=operand.dtype)[()]
-    src = module(operand.shape, source.shape, MLIR_TYPES[operand.dtype], window, strides, padding, select_body,
-                 scatter_body, init)
+    src = module(
+        operand.shape,
+        source.shape,
+        MLIR_TYPES[operand.dtype],
+        window,
+        strides,
+        padding,
+        select_body,
+        scatter_body,
+        init,
+    )
     got = xhlo.compile(src, **compile_options)(operand, source)
-    expected = select_and_scatter_model(operand, source, init, window, strides, pad_pairs, select_py, scatter_py)
+    expected = select_and_scatter_model(
+        operand, source, init, window, strides, pad_pairs, select_py, scatter_py
+    )
     np.testing.assert_array_equal(got, expected)
     if use_reference:
         (ref,) = reference.evaluate(src, operand, source)
@@ -150,16 +184,31 @@ def run_case(operand, source, init, window, strides, padding, select_py, scatter
 def test_spec_example():
     operand = np.array([[1, 5], [2, 5], [3, 6], [4, 4]], np.int64)
     source = np.array([[5, 6], [7, 8]], np.int64)
-    got = run_case(operand, source, 0, [3, 1], [2, 1], [(0, 1), (0, 0)], GE_PY, ADD_PY,
-                   compare_body("GE", np.int64), ADD, compile_options={})
+    got = run_case(
+        operand,
+        source,
+        0,
+        [3, 1],
+        [2, 1],
+        [(0, 1), (0, 0)],
+        GE_PY,
+        ADD_PY,
+        compare_body("GE", np.int64),
+        ADD,
+        compile_options={},
+    )
     np.testing.assert_array_equal(got, [[0, 0], [0, 0], [5, 14], [7, 0]])
 
 
 def test_seed_figure_overlap_selects_same_element_twice():
     """Two overlapping windows both select the 9: it receives 2 + 6."""
-    operand = np.array([[7, 2, 5, 3, 8], [3, 8, 9, 3, 4], [1, 5, 7, 5, 6], [0, 10, 2, 10, 2]], np.float32)
+    operand = np.array(
+        [[7, 2, 5, 3, 8], [3, 8, 9, 3, 4], [1, 5, 7, 5, 6], [0, 10, 2, 10, 2]], np.float32
+    )
     source = np.array([[2, 6], [3, 1]], np.float32)
-    got = run_case(operand, source, 0, [3, 3], [1, 2], None, GE_PY, ADD_PY, compare_body("GE", np.float32), ADD)
+    got = run_case(
+        operand, source, 0, [3, 3], [1, 2], None, GE_PY, ADD_PY, compare_body("GE", np.float32), ADD
+    )
     assert got[1, 2] == 8
     assert got.sum() == source.sum()
 
@@ -180,8 +229,21 @@ def test_max_pool_gradient(operand_shape, window, strides, padding):
     rng = np.random.default_rng(sum(operand_shape) + len(window))
     pad_pairs = padding or [(0, 0)] * len(operand_shape)
     operand = rng.standard_normal(operand_shape).astype(np.float32)
-    source = rng.standard_normal(source_shape(operand_shape, window, strides, pad_pairs)).astype(np.float32)
-    run_case(operand, source, 0, window, strides, padding, GE_PY, ADD_PY, compare_body("GE", np.float32), ADD)
+    source = rng.standard_normal(source_shape(operand_shape, window, strides, pad_pairs)).astype(
+        np.float32
+    )
+    run_case(
+        operand,
+        source,
+        0,
+        window,
+        strides,
+        padding,
+        GE_PY,
+        ADD_PY,
+        compare_body("GE", np.float32),
+        ADD,
+    )
 
 
 def test_nhwc_4d_same_padding():
@@ -190,12 +252,33 @@ def test_nhwc_4d_same_padding():
     padding = [(0, 0), (1, 1), (1, 1), (0, 0)]
     operand = rng.standard_normal(shape)
     source = rng.standard_normal(source_shape(shape, window, strides, padding))
-    run_case(operand, source, 0.0, window, strides, padding, GE_PY, ADD_PY, compare_body("GE", np.float64), ADD)
+    run_case(
+        operand,
+        source,
+        0.0,
+        window,
+        strides,
+        padding,
+        GE_PY,
+        ADD_PY,
+        compare_body("GE", np.float64),
+        ADD,
+    )
 
 
 @pytest.mark.parametrize(
     "dtype",
-    [np.float32, np.float64, ml_dtypes.bfloat16, np.float16, np.int8, np.int32, np.int64, np.uint8, np.uint32],
+    [
+        np.float32,
+        np.float64,
+        ml_dtypes.bfloat16,
+        np.float16,
+        np.int8,
+        np.int32,
+        np.int64,
+        np.uint8,
+        np.uint32,
+    ],
 )
 def test_element_types(dtype):
     """Small integer values make ties frequent: GE must keep the first of equal elements."""
@@ -205,8 +288,19 @@ def test_element_types(dtype):
     source = random_values(source_shape(shape, window, strides, padding), dtype, rng, 0, 4)
     # The reference runner takes neither bfloat16 nor unsigned arguments.
     use_reference = np.dtype(dtype).kind in "if"
-    run_case(operand, source, 0, window, strides, padding, GE_PY, ADD_PY, compare_body("GE", dtype), ADD,
-             use_reference=use_reference)
+    run_case(
+        operand,
+        source,
+        0,
+        window,
+        strides,
+        padding,
+        GE_PY,
+        ADD_PY,
+        compare_body("GE", dtype),
+        ADD,
+        use_reference=use_reference,
+    )
 
 
 def test_output_starts_at_init_value():
@@ -216,8 +310,19 @@ def test_output_starts_at_init_value():
     for the middle element), so the XLA semantics are checked against numpy only.
     """
     operand, source = np.array([1, 3, 2], np.int32), np.array([10, 20], np.int32)
-    got = run_case(operand, source, 100, [2], [1], None, GE_PY, ADD_PY, compare_body("GE", np.int32), ADD,
-                   use_reference=False)
+    got = run_case(
+        operand,
+        source,
+        100,
+        [2],
+        [1],
+        None,
+        GE_PY,
+        ADD_PY,
+        compare_body("GE", np.int32),
+        ADD,
+        use_reference=False,
+    )
     np.testing.assert_array_equal(got, [100, 130, 100])
 
 
@@ -226,16 +331,39 @@ def test_bool_or():
     shape, window, strides = (2, 4, 6), [2, 2, 2], [1, 1, 1]
     operand = random_values(shape, np.bool_, rng)
     source = random_values(source_shape(shape, window, strides, [(0, 0)] * 3), np.bool_, rng)
-    run_case(operand, source, False, window, strides, None, GE_PY, lambda a, b: a | b,
-             compare_body("GE", np.bool_), "%r = stablehlo.or %a, %b : {t}")
+    run_case(
+        operand,
+        source,
+        False,
+        window,
+        strides,
+        None,
+        GE_PY,
+        lambda a, b: a | b,
+        compare_body("GE", np.bool_),
+        "%r = stablehlo.or %a, %b : {t}",
+    )
 
 
-@pytest.mark.parametrize("direction, select_py", [("GT", lambda a, b: a > b), ("LE", lambda a, b: a <= b)])
+@pytest.mark.parametrize(
+    "direction, select_py", [("GT", lambda a, b: a > b), ("LE", lambda a, b: a <= b)]
+)
 def test_tie_breaking_and_min_selection(direction, select_py):
     """GT lets a later equal element win; LE selects the minimum (first of equals)."""
     operand = np.array([[1, 1, 2, 2], [1, 0, 2, 0], [3, 3, 0, 3]], np.int32)
     source = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
-    run_case(operand, source, 0, [2, 2], [1, 1], None, select_py, ADD_PY, compare_body(direction, np.int32), ADD)
+    run_case(
+        operand,
+        source,
+        0,
+        [2, 2],
+        [1, 1],
+        None,
+        select_py,
+        ADD_PY,
+        compare_body(direction, np.int32),
+        ADD,
+    )
 
 
 def test_order_sensitive_scatter():
@@ -243,10 +371,23 @@ def test_order_sensitive_scatter():
     rng = np.random.default_rng(11)
     operand = rng.integers(0, 3, (7, 6)).astype(np.int64)
     window, strides, padding = [3, 3], [1, 1], [(1, 1), (1, 1)]
-    source = rng.integers(1, 9, source_shape(operand.shape, window, strides, padding)).astype(np.int64)
+    source = rng.integers(1, 9, source_shape(operand.shape, window, strides, padding)).astype(
+        np.int64
+    )
     body = "%two = stablehlo.add %a, %a : {t}\n      %r = stablehlo.add %two, %b : {t}"
-    run_case(operand, source, 1, window, strides, padding, GE_PY, lambda a, b: 2 * a + b,
-             compare_body("GE", np.int64), body, use_reference=False)
+    run_case(
+        operand,
+        source,
+        1,
+        window,
+        strides,
+        padding,
+        GE_PY,
+        lambda a, b: 2 * a + b,
+        compare_body("GE", np.int64),
+        body,
+        use_reference=False,
+    )
 
 
 @pytest.mark.parametrize(
@@ -260,25 +401,42 @@ def test_order_sensitive_scatter():
 def test_large_windows_use_loops(operand_shape, window, strides, padding):
     rng = np.random.default_rng(5)
     operand = rng.integers(-5, 5, operand_shape).astype(np.int32)
-    source = rng.integers(1, 9, source_shape(operand_shape, window, strides, padding)).astype(np.int32)
+    source = rng.integers(1, 9, source_shape(operand_shape, window, strides, padding)).astype(
+        np.int32
+    )
     body = "%two = stablehlo.add %a, %a : {t}\n      %r = stablehlo.add %two, %b : {t}"
-    src = module(operand_shape, source.shape, "i32", window, strides, padding, compare_body("GE", np.int32), body)
+    src = module(
+        operand_shape,
+        source.shape,
+        "i32",
+        window,
+        strides,
+        padding,
+        compare_body("GE", np.int32),
+        body,
+    )
     exe = xhlo.compile(src, **FAST_JIT)
     assert "stablehlo.while" in exe.ir("xhlo-stablehlo-prepare")
     got = exe(operand, source)
-    expected = select_and_scatter_model(operand, source, 0, window, strides, padding, GE_PY, lambda a, b: 2 * a + b)
+    expected = select_and_scatter_model(
+        operand, source, 0, window, strides, padding, GE_PY, lambda a, b: 2 * a + b
+    )
     np.testing.assert_array_equal(got, expected)
 
 
 def test_zero_size_operand():
-    src = module((0, 3), (0, 2), "f32", [1, 2], [1, 1], None, compare_body("GE", np.float32), ADD, 5.0)
+    src = module(
+        (0, 3), (0, 2), "f32", [1, 2], [1, 1], None, compare_body("GE", np.float32), ADD, 5.0
+    )
     got = xhlo.compile(src, **FAST_JIT)(np.zeros((0, 3), np.float32), np.zeros((0, 2), np.float32))
     assert got.shape == (0, 3)
 
 
 def test_window_larger_than_operand_scatters_nothing():
     """Source dims of size 0: the result is init everywhere."""
-    src = module((2, 3), (0, 1), "f32", [3, 3], [1, 1], None, compare_body("GE", np.float32), ADD, 5.0)
+    src = module(
+        (2, 3), (0, 1), "f32", [3, 3], [1, 1], None, compare_body("GE", np.float32), ADD, 5.0
+    )
     got = xhlo.compile(src, **FAST_JIT)(np.ones((2, 3), np.float32), np.zeros((0, 1), np.float32))
     np.testing.assert_array_equal(got, np.full((2, 3), 5, np.float32))
 

@@ -2,7 +2,8 @@
 
 The oracle is the StableHLO reference interpreter where it can evaluate the op
 (it runs in a child process: it aborts on einsum, torch_index_select,
-real_dynamic_slice, rng_bit_generator...), else numpy or XLA:CPU through jax.
+real_dynamic_slice, rng_bit_generator...), numpy, or XLA:CPU itself compiling
+the very same module text through jaxlib.
 """
 
 from __future__ import annotations
@@ -13,6 +14,18 @@ import pytest
 
 import xhlo
 from xhlo import dtypes, reference
+
+
+def xla_cpu(module: str, *args: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Results of ``@main(*args)`` compiled by XLA:CPU (through jaxlib) from the same text."""
+    jax = pytest.importorskip("jax")
+    from jax._src.lib import xla_client
+
+    client = jax.devices("cpu")[0].client
+    executable = client.compile_and_load(module, client.devices()[:1], xla_client.CompileOptions())
+    with jax.enable_x64(True):  # else 64-bit arguments are narrowed to 32 bits
+        results = executable.execute_sharded([jax.device_put(a) for a in args])
+        return tuple(np.asarray(shards[0]) for shards in results.disassemble_into_single_device_arrays())
 
 # -- reduce_precision --------------------------------------------------------------------
 
@@ -46,21 +59,13 @@ RNG = """func.func @main(%s: tensor<{k}xui64>) -> (tensor<{k}xui64>, tensor<{sha
 }}"""
 
 
-def _xla_rng_bit_generator(state: np.ndarray, algorithm: str, shape, dtype):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    alg = getattr(jax.lax.RandomAlgorithm, f"RNG_{algorithm}")
-    new_state, bits = jax.lax.rng_bit_generator(jax.numpy.asarray(state), shape, dtype=dtype, algorithm=alg)
-    return np.asarray(new_state), np.asarray(bits)
-
-
 @pytest.mark.parametrize("algorithm", ["THREE_FRY", "PHILOX", "DEFAULT"])
 @pytest.mark.parametrize("elem,shape", [("ui32", (4, 5)), ("ui64", (3, 2)), ("ui8", (7,))])
 def test_rng_bit_generator_matches_xla_cpu(algorithm, elem, shape):
     state = np.array([0x0123456789ABCDEF, 42], np.uint64)
     module = RNG.format(k=2, shape="x".join(map(str, shape)), elem=elem, alg=algorithm)
     new_state, bits = xhlo.compile(module)(state)
-    want_state, want_bits = _xla_rng_bit_generator(state, algorithm, shape, dtypes.to_numpy_dtype(elem))
+    want_state, want_bits = xla_cpu(module, state)
     np.testing.assert_array_equal(bits, want_bits)
     np.testing.assert_array_equal(new_state, want_state)
 
@@ -219,7 +224,11 @@ def test_convolution_dilations_groups_layouts(name):
     # small integers: every sum is exact in f32, whatever the summation order
     args = [rng.integers(-3, 4, s).astype(np.float32) for s in shapes]
     got = xhlo.compile(module)(*args)
-    np.testing.assert_array_equal(got, reference.evaluate(module, *args)[0])
+    np.testing.assert_array_equal(got, xla_cpu(module, *args)[0])
+    try:
+        np.testing.assert_array_equal(got, reference.evaluate(module, *args)[0])
+    except reference.ReferenceUnavailable:
+        pass  # the interpreter aborts on some dilated/grouped convolutions
 
 
 # -- dots ------------------------------------------------------------------------------------

@@ -33,10 +33,10 @@ class Diag:
     severity: str
     message: str
     location: str  # the location's text, e.g. loc("f.mlir":3:5)
-    notes: tuple["Diag", ...] = ()
+    notes: tuple[Diag, ...] = ()
 
     @classmethod
-    def from_mlir(cls, diag, rename: str | None = None) -> "Diag":
+    def from_mlir(cls, diag, rename: str | None = None) -> Diag:
         """From an ``ir.Diagnostic``/``DiagnosticInfo``; ``rename`` replaces the parser's "-"."""
         location = str(diag.location)
         if rename is not None:
@@ -131,7 +131,11 @@ def _flatten(diags: list[Diag]) -> list[Diag]:
 
 
 def verify(
-    diags: list[Diag], expectations: list[Expectation], filename: str, *, only_expected: bool = False
+    diags: list[Diag],
+    expectations: list[Expectation],
+    filename: str,
+    *,
+    only_expected: bool = False,
 ) -> list[str]:
     """mlir-opt style error lines for every mismatch (empty when all is as expected)."""
     problems = []

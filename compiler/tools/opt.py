@@ -52,43 +52,77 @@ DRIVER_FLAGS: dict[str, Flag] = {
     "help": Flag("action", "help", "Show this help (options and every pass) and exit"),
     "version": Flag("action", "version", "Show the xhlo and provider versions and exit"),
     "list-passes": Flag("action", "list-passes", "List the pass pipelines and passes and exit"),
-    "show-dialects": Flag("action", "show-dialects", "List the dialects xhlo-opt can parse and exit"),
-    "pass-pipeline": Flag("value", "pipeline", "Textual pass pipeline, e.g. "
-                          "'builtin.module(func.func(cse),xhlo-check-lowered)' (also -p)", "pipeline"),
-    "split-input-file": Flag("optional", "split_marker", "Split the input at '// -----' lines (or "
-                             "=<marker>) and process each chunk on its own", "marker"),
-    "output-split-marker": Flag("value", "output_split_marker", "Line written between the output "
-                                "chunks (default '// -----')", "marker"),
-    "verify-diagnostics": Flag("optional", "verify_diagnostics", "Check diagnostics against the "
-                               "input's expected-* comments (=all or =only-expected)", "level"),
+    "show-dialects": Flag(
+        "action", "show-dialects", "List the dialects xhlo-opt can parse and exit"
+    ),
+    "pass-pipeline": Flag(
+        "value",
+        "pipeline",
+        "Textual pass pipeline, e.g. 'builtin.module(func.func(cse),xhlo-check-lowered)' (also -p)",
+        "pipeline",
+    ),
+    "split-input-file": Flag(
+        "optional",
+        "split_marker",
+        "Split the input at '// -----' lines (or =<marker>) and process each chunk on its own",
+        "marker",
+    ),
+    "output-split-marker": Flag(
+        "value",
+        "output_split_marker",
+        "Line written between the output chunks (default '// -----')",
+        "marker",
+    ),
+    "verify-diagnostics": Flag(
+        "optional",
+        "verify_diagnostics",
+        "Check diagnostics against the input's expected-* comments (=all or =only-expected)",
+        "level",
+    ),
     "verify-each": Flag("bool", "verify_each", "Run the verifier after each pass (default true)"),
-    "allow-unregistered-dialect": Flag("bool", "allow_unregistered", "Accept ops of unknown "
-                                       "dialects (check.*, sdy.* ...)"),
+    "allow-unregistered-dialect": Flag(
+        "bool", "allow_unregistered", "Accept ops of unknown dialects (check.*, sdy.* ...)"
+    ),
     "emit-bytecode": Flag("bool", "emit_bytecode", "Write MLIR bytecode instead of text"),
-    "dump-pass-pipeline": Flag("bool", "dump_pass_pipeline", "Print the pipeline that will run "
-                               "to stderr"),
+    "dump-pass-pipeline": Flag(
+        "bool", "dump_pass_pipeline", "Print the pipeline that will run to stderr"
+    ),
     "mlir-print-ir-before-all": Flag("bool", "print_before_all", "Print the IR before each pass"),
     "mlir-print-ir-after-all": Flag("bool", "print_after_all", "Print the IR after each pass"),
-    "mlir-print-ir-before": Flag("list", "print_before", "Print the IR before the passes named "
-                                 "(repeat or separate with commas)", "pass"),
-    "mlir-print-ir-after": Flag("list", "print_after", "Print the IR after the passes named", "pass"),
-    "mlir-print-ir-after-change": Flag("bool", "print_after_change", "With an after flag: only "
-                                       "when the pass changed the IR"),
-    "mlir-print-ir-after-failure": Flag("bool", "print_after_failure", "Print the IR after a "
-                                        "pass that failed"),
-    "mlir-print-ir-module-scope": Flag("bool", "print_module_scope", "Print the whole module "
-                                       "in IR dumps, not just the op a pass ran on"),
+    "mlir-print-ir-before": Flag(
+        "list",
+        "print_before",
+        "Print the IR before the passes named (repeat or separate with commas)",
+        "pass",
+    ),
+    "mlir-print-ir-after": Flag(
+        "list", "print_after", "Print the IR after the passes named", "pass"
+    ),
+    "mlir-print-ir-after-change": Flag(
+        "bool", "print_after_change", "With an after flag: only when the pass changed the IR"
+    ),
+    "mlir-print-ir-after-failure": Flag(
+        "bool", "print_after_failure", "Print the IR after a pass that failed"
+    ),
+    "mlir-print-ir-module-scope": Flag(
+        "bool",
+        "print_module_scope",
+        "Print the whole module in IR dumps, not just the op a pass ran on",
+    ),
     "mlir-disable-threading": Flag("bool", "disable_threading", "Run passes on one thread"),
     "mlir-timing": Flag("bool", "timing", "Print the time each pass took"),
     "mlir-pass-statistics": Flag("bool", "statistics", "Print pass statistics"),
     "mlir-print-debuginfo": Flag("bool", "print_debuginfo", "Print locations in the output"),
-    "mlir-pretty-debuginfo": Flag("bool", "pretty_debuginfo", "Print locations readably "
-                                  "(not parseable)"),
+    "mlir-pretty-debuginfo": Flag(
+        "bool", "pretty_debuginfo", "Print locations readably (not parseable)"
+    ),
     "mlir-print-op-generic": Flag("bool", "print_op_generic", "Print ops in generic form"),
-    "mlir-print-local-scope": Flag("bool", "print_local_scope", "Print without attribute/type "
-                                   "aliases"),
-    "mlir-elide-elementsattrs-if-larger": Flag("value", "elide_limit", "Elide constants with "
-                                               "more elements than this", "n"),
+    "mlir-print-local-scope": Flag(
+        "bool", "print_local_scope", "Print without attribute/type aliases"
+    ),
+    "mlir-elide-elementsattrs-if-larger": Flag(
+        "value", "elide_limit", "Elide constants with more elements than this", "n"
+    ),
 }
 SHORT_FLAGS = {"h": "help", "p": "pass-pipeline", "o": "output"}
 
@@ -125,13 +159,16 @@ class Options:
     @property
     def prints_ir(self) -> bool:
         return bool(
-            self.print_before_all or self.print_after_all or self.print_before
-            or self.print_after or self.print_after_failure
+            self.print_before_all
+            or self.print_after_all
+            or self.print_before
+            or self.print_after
+            or self.print_after_failure
         )
 
 
 def parse_args(argv: list[str]) -> Options:
-    """The command line, mlir-opt style: ``-flag`` and ``--flag``, ``=value`` or a separate value."""
+    """The command line, mlir-opt style: ``-flag``/``--flag``, ``=value`` or a separate value."""
     opts = Options()
     positional: list[str] = []
     args = list(argv)
@@ -156,8 +193,9 @@ def parse_args(argv: list[str]) -> Options:
     if positional:
         opts.input = positional[0]
     if opts.verify_diagnostics not in (None, "all", "only-expected"):
-        raise UsageError(f"--verify-diagnostics takes 'all' or 'only-expected', "
-                         f"not '{opts.verify_diagnostics}'")
+        raise UsageError(
+            f"--verify-diagnostics takes 'all' or 'only-expected', not '{opts.verify_diagnostics}'"
+        )
     if opts.emit_bytecode and opts.split_marker is not None:
         raise UsageError("--emit-bytecode cannot write several --split-input-file chunks")
     return opts
@@ -225,10 +263,9 @@ def expand_compile_pipeline(elements: list[str]) -> list[str]:
 
 
 def check_elements(elements: list[str]) -> None:
-    """Raise UsageError naming the first element that is not a valid pass, pipeline or option set."""
+    """Raise UsageError naming the first element that is no valid pass, pipeline or option set."""
     from xhlo._mlir import passmanager
     from xhlo.passes import REGISTRY
-
     from xhlo.passes_registry import create_pass
 
     for element in elements:
@@ -246,8 +283,10 @@ def check_elements(elements: list[str]) -> None:
             continue
         nested_xhlo = [n for n in REGISTRY if re.search(rf"[(,{{\s]{re.escape(n)}\b", element)]
         if nested_xhlo:
-            raise UsageError(f"'{nested_xhlo[0]}' is an xhlo module pass: put it at the top "
-                             f"level of the pipeline, not inside '{element}'")
+            raise UsageError(
+                f"'{nested_xhlo[0]}' is an xhlo module pass: put it at the top "
+                f"level of the pipeline, not inside '{element}'"
+            )
         try:
             passmanager.PassManager("builtin.module").add(element)
         except ValueError as err:
@@ -283,10 +322,9 @@ def check_print_names(names: list[str]) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class Chunk:
-    """A piece of the input; text chunks are padded with newlines so line numbers stay the file's."""
+    """A piece of the input; text chunks are newline-padded to keep the file's line numbers."""
 
     source: str | bytes
-    first_line: int = 1
 
 
 def read_input(path: str) -> tuple[bytes, str]:
@@ -306,11 +344,11 @@ def split_chunks(text: str, marker: str | None) -> list[Chunk]:
     chunks, current, start = [], [], 1
     for number, line in enumerate(text.splitlines(keepends=True), 1):
         if line.rstrip() == marker:
-            chunks.append(Chunk("\n" * (start - 1) + "".join(current), start))
+            chunks.append(Chunk("\n" * (start - 1) + "".join(current)))
             current, start = [], number + 1
         else:
             current.append(line)
-    chunks.append(Chunk("\n" * (start - 1) + "".join(current), start))
+    chunks.append(Chunk("\n" * (start - 1) + "".join(current)))
     return chunks
 
 
@@ -362,7 +400,7 @@ def parse_module(source: str | bytes, name: str):
 
 
 class DiagnosticPrinter:
-    """mlir-opt style diagnostics: ``file:line:col: error: message``, the source line and a caret."""
+    """mlir-opt style diagnostics: ``file:line:col: error: message``, source line and caret."""
 
     def __init__(self, name: str, text: str, stream):
         self.name = name
@@ -395,7 +433,8 @@ class DiagnosticPrinter:
 # -- IR printing for chosen passes -------------------------------------------------
 
 _DUMP_HEADER = re.compile(
-    r"^// -----// IR Dump (?P<when>Before|After) (?P<pass>.+?)(?: Failed)?: (?P<element>.*) //----- //$"
+    r"^// -----// IR Dump (?P<when>Before|After) (?P<pass>.+?)(?: Failed)?: "
+    r"(?P<element>.*) //----- //$"
 )
 
 
@@ -454,7 +493,9 @@ def process_chunk(chunk: Chunk, name: str, full_text: str, opts: Options) -> Chu
     if opts.prints_ir or opts.disable_threading:
         context.enable_multithreading(False)
     diags: list[Diag] = []
-    handler = context.attach_diagnostic_handler(lambda d: diags.append(Diag.from_mlir(d, name)) or True)
+    handler = context.attach_diagnostic_handler(
+        lambda d: diags.append(Diag.from_mlir(d, name)) or True
+    )
     output = None
     try:
         with context, ir.Location.unknown():
@@ -502,7 +543,9 @@ def _run_pipeline(module, opts: Options) -> None:
     if opts.prints_ir:
         pm.enable_ir_printing(
             print_before_all=bool(opts.print_before_all or opts.print_before),
-            print_after_all=bool(opts.print_after_all or opts.print_after or opts.print_after_failure),
+            print_after_all=bool(
+                opts.print_after_all or opts.print_after or opts.print_after_failure
+            ),
             print_module_scope=opts.print_module_scope,
             print_after_change=opts.print_after_change,
             print_after_failure=opts.print_after_failure,
@@ -588,12 +631,16 @@ def write_output(path: str, data: str | bytes) -> None:
 
 # -- informational actions ---------------------------------------------------------
 
+# fmt: off
 _CANDIDATE_DIALECTS = (
-    "acc affine amdgpu amx arith arm_neon arm_sme arm_sve async bufferization builtin cf chlo "
-    "complex dlti emitc func gpu index irdl linalg llvm math memref ml_program mpi nvgpu nvvm "
-    "omp pdl pdl_interp ptr quant rocdl scf sdy shape shard smt sparse_tensor spirv stablehlo "
-    "tensor tosa transform ub vector vhlo wasmssa x86 x86vector xegpu xevm"
-).split()
+    "acc", "affine", "amdgpu", "amx", "arith", "arm_neon", "arm_sme", "arm_sve", "async",
+    "bufferization", "builtin", "cf", "chlo", "complex", "dlti", "emitc", "func", "gpu",
+    "index", "irdl", "linalg", "llvm", "math", "memref", "ml_program", "mpi", "nvgpu", "nvvm",
+    "omp", "pdl", "pdl_interp", "ptr", "quant", "rocdl", "scf", "sdy", "shape", "shard", "smt",
+    "sparse_tensor", "spirv", "stablehlo", "tensor", "tosa", "transform", "ub", "vector",
+    "vhlo", "wasmssa", "x86", "x86vector", "xegpu", "xevm"
+)
+# fmt: on
 
 
 def available_dialects() -> list[str]:
@@ -626,7 +673,9 @@ def pass_listing() -> str:
     from .upstream_passes import UPSTREAM_PASSES, is_stablehlo_pass, pass_options
 
     lines = ["Pass pipelines (the stages of xhlo.compile, in order):"]
-    lines.append(_row(f"--{COMPILE_PIPELINE}", "The whole xhlo.compile pipeline: every stage below"))
+    lines.append(
+        _row(f"--{COMPILE_PIPELINE}", "The whole xhlo.compile pipeline: every stage below")
+    )
     for stage in pl.STAGES:
         lines.append(_row(f"--{stage.name}", stage.description))
         lines.append(" " * 6 + "= " + stage.text)
@@ -654,7 +703,7 @@ def help_text() -> str:
         "",
         f"USAGE: {PROG} [options] [INPUT|-] [-o OUTPUT]",
         "",
-        "Pass flags (--<pass>[=\"opt=val ...\"], --xhlo-<stage>, -p) run in command-line order.",
+        'Pass flags (--<pass>[="opt=val ..."], --xhlo-<stage>, -p) run in command-line order.',
         "Any upstream pass the provider registers works as --<name>, even if unlisted.",
         "",
         "OPTIONS:",
@@ -662,10 +711,17 @@ def help_text() -> str:
         _row("-p <pipeline>", "Same as --pass-pipeline"),
     ]
     for name, flag in DRIVER_FLAGS.items():
-        shown = f"--{name}" + (f"=<{flag.metavar}>" if flag.metavar and flag.kind != "optional"
-                                else f"[=<{flag.metavar}>]" if flag.kind == "optional" else "")
-        lines.append(_row(shown, flag.help))
+        lines.append(_row(_flag_usage(name, flag), flag.help))
     return "\n".join(lines) + "\n\n" + pass_listing()
+
+
+def _flag_usage(name: str, flag: Flag) -> str:
+    """``--name``, ``--name=<value>`` or ``--name[=<value>]``."""
+    if flag.kind == "optional":
+        return f"--{name}[=<{flag.metavar}>]"
+    if flag.metavar:
+        return f"--{name}=<{flag.metavar}>"
+    return f"--{name}"
 
 
 def version_text() -> str:

@@ -3,6 +3,8 @@
 // RUN: xhlo-opt %s -p 'builtin.module(func.func(cse),xhlo-legalize-control-flow)' --mlir-timing \
 // RUN:   -o %t 2>&1 | FileCheck %s
 // RUN: xhlo-opt %s --cse --mlir-pass-statistics -o %t 2>&1 | FileCheck %s --check-prefix=STATS
+// Threading and verify-each switches are accepted and change nothing here.
+// RUN: xhlo-opt %s --mlir-disable-threading --verify-each=false --cse | FileCheck %s --check-prefix=CSE
 
 // CHECK: Execution time report
 // CHECK: Total Execution Time:
@@ -12,6 +14,10 @@
 // CHECK: Total
 
 // STATS: Pass statistics report
+
+// CSE-LABEL: func.func @f
+// CSE-NEXT: %[[SUM:.*]] = arith.addi
+// CSE-NEXT: arith.muli %[[SUM]], %[[SUM]]
 func.func @f(%a: i32) -> i32 {
   %0 = arith.addi %a, %a : i32
   %1 = arith.addi %a, %a : i32
