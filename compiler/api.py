@@ -43,7 +43,7 @@ def _has_checks(func_op: ir.Operation) -> bool:
     return any(check_kind(op.operation) for op in func_op.regions[0].blocks[0].operations)
 
 
-def _signature(func_op: ir.Operation) -> FunctionSignature:
+def _signature(func_op: ir.Operation, filename: str) -> FunctionSignature:
     ftype = ir.FunctionType(ir.TypeAttr(func_op.attributes["function_type"]).value)
     checks = []
     if "xhlo.checks" in func_op.attributes:
@@ -58,7 +58,7 @@ def _signature(func_op: ir.Operation) -> FunctionSignature:
                     kind=ir.StringAttr(d["kind"]).value,
                     actual=ir.IntegerAttr(d["actual"]).value,
                     expected=ir.IntegerAttr(d["expected"]).value,
-                    location=ir.StringAttr(d["location"]).value,
+                    location=ir.StringAttr(d["location"]).value.replace('"-"', f'"{filename}"'),
                     **fields,
                 )
             )
@@ -79,17 +79,23 @@ def _module_int_attr(module: ir.Module, name: str, default: int) -> int:
     return ir.IntegerAttr(attrs[name]).value if name in attrs else default
 
 
-def _run_stage(module: ir.Module, text: str, stage: str, filename: str, verify: bool) -> None:
+def _run_stage(
+    module: ir.Module, text: str, stage: str, filename: str, verify: bool, done: list[str]
+) -> None:
+    """Run one stage; ``done`` lists the pipeline elements already run (for the reproducer)."""
     pm = pl.build_pass_manager(text)
     pm.enable_verifier(verify)
     try:
         pm.run(module.operation)
     except ir.MLIRError as err:
+        pipeline = ",".join([*done, stage])
         raise CompilerError(
             format_diagnostics(err, filename),
             stage=stage,
-            reproducer=f"xhlo-opt {filename} --pass-pipeline='builtin.module({text})'",
+            reproducer=f"xhlo-opt {filename} --allow-unregistered-dialect "
+            f"--pass-pipeline='builtin.module({pipeline})'",
         ) from None
+    done.append(stage if stage in pl.NAMED_PIPELINES else text)
 
 
 def _jit(module: ir.Module, opt_level: int, context: ir.Context, filename: str) -> ExecutionEngine:
@@ -140,13 +146,15 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
         publics = {_func_name(f): f for f in _public_functions(module)}
         if entry not in publics:
             raise ValueError(f"no public function '{entry}' in {filename}; found {sorted(publics)}")
+        done: list[str] = []
         for name, func_op in publics.items():
             if _has_checks(func_op):
-                _run_stage(module, f"xhlo-expose-checks{{entry={name}}}", "xhlo-expose-checks", filename, True)
+                expose = f"xhlo-expose-checks{{entry={name}}}"
+                _run_stage(module, expose, expose, filename, True, done)
         for stage in pl.STAGES:
-            _run_stage(module, stage.text, stage.name, filename, opts.verify_each)
+            _run_stage(module, stage.text, stage.name, filename, opts.verify_each, done)
             if stage.name == "xhlo-stablehlo-prepare":
-                signatures = {_func_name(f): _signature(f) for f in _public_functions(module)}
+                signatures = {_func_name(f): _signature(f, filename) for f in _public_functions(module)}
             if opts.keep_ir:
                 stage_ir[stage.name] = str(module)
         engine = _jit(module, opts.opt_level, context, filename)

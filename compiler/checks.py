@@ -63,11 +63,19 @@ def ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _mismatch_text(mask: np.ndarray, actual: np.ndarray, expected: np.ndarray) -> str:
     bad = np.argwhere(mask)
-    idx = tuple(bad[0]) if actual.ndim else ()
+    idx = tuple(int(i) for i in bad[0]) if actual.ndim else ()
     return (
         f"{int(mask.sum())} of {mask.size} elements differ; first at index {list(idx)}: "
-        f"got {actual[idx]!r}, expected {expected[idx]!r}"
+        f"got {_scalar_text(actual[idx])}, expected {_scalar_text(expected[idx])}"
     )
+
+
+def _scalar_text(value) -> str:
+    """A plain number (``9``, ``0.1``), not numpy's ``np.int32(9)`` repr."""
+    try:
+        return str(value.item())
+    except (AttributeError, ValueError):
+        return str(value)
 
 
 def compare(check: Check, actual: np.ndarray, expected: np.ndarray) -> str | None:

@@ -37,6 +37,7 @@ STAGES: tuple[Stage, ...] = (
             "inline",
             "xhlo-legalize-tuples-and-tokens",
             "xhlo-expand-rng-normal",
+            "xhlo-legalize-rng-bit-generator",
             # fail-on-unused=false keeps stablehlo.map, which the linalg lowering handles.
             "func.func(stablehlo-legalize-deprecated-ops{fail-on-unused=false})",
             "func.func(stablehlo-legalize-quant-to-math)",

@@ -12,6 +12,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-legalize-bool-add": "legalize_bool_add:LegalizeBoolAdd",
     "xhlo-widen-low-precision-dot": "widen_low_precision_dot:WidenLowPrecisionDot",
     "xhlo-extend-integer-dot-operands": "extend_integer_dot_operands:ExtendIntegerDotOperands",
+    "xhlo-legalize-rng-bit-generator": "legalize_rng_bit_generator:LegalizeRngBitGenerator",
     "xhlo-legalize-control-flow": "legalize_control_flow:LegalizeControlFlow",
     "xhlo-lower-scatter": "lower_scatter:LowerScatter",
     "xhlo-lower-sort": "lower_sort:LowerSort",

@@ -22,15 +22,19 @@ SPLIT_MARKER = "// -----"
 
 
 def split_chunks(text: str) -> list[str]:
-    """The modules of a file, split at ``// -----`` lines like --split-input-file."""
-    chunks, current = [], []
-    for line in text.splitlines(keepends=True):
+    """The modules of a file, split at ``// -----`` lines like --split-input-file.
+
+    Each chunk is padded with the blank lines before it, so diagnostics and
+    check locations name lines of the whole file.
+    """
+    chunks, current, start = [], [], 0
+    for number, line in enumerate(text.splitlines(keepends=True)):
         if line.strip() == SPLIT_MARKER:
-            chunks.append("".join(current))
-            current = []
+            chunks.append("\n" * start + "".join(current))
+            current, start = [], number + 1
         else:
             current.append(line)
-    chunks.append("".join(current))
+    chunks.append("\n" * start + "".join(current))
     return [c for c in chunks if c.strip()]
 
 
