@@ -7,6 +7,18 @@ from .executable import Executable
 
 __version__ = "0.1.0"
 
+_JAX_INTEROP = ("jit", "load_exported")
+
+
+def __getattr__(name: str):
+    """``xhlo.jit``/``xhlo.load_exported`` come from ``xhlo.jax_interop`` on first use."""
+    if name in _JAX_INTEROP:
+        from . import jax_interop
+
+        return getattr(jax_interop, name)
+    raise AttributeError(f"module 'xhlo' has no attribute '{name}'")
+
+
 __all__ = [
     "compile",
     "pipeline_text",

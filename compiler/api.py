@@ -9,6 +9,8 @@ from ._mlir import ExecutionEngine, ir, new_context
 from .checks import Check
 from .errors import CompilerError, format_diagnostics, format_location
 from .executable import Executable, FunctionSignature, TensorSpec
+from .jax_interop import PolymorphicExecutable, has_dynamic_arguments
+from .runtime import bind as bind_runtime, record_device_counts
 from .source import load_module
 
 
@@ -19,6 +21,7 @@ class CompileOptions:
     opt_level: int = 3  # LLVM optimisation level of the JIT
     keep_ir: bool = True  # keep the IR after every stage (Executable.ir(stage))
     verify_each: bool = True  # run the MLIR verifier after every pass
+    collective_timeout: float = 300.0  # seconds a device waits for its peers in a collective
 
 
 def _public_functions(module: ir.Module) -> list[ir.Operation]:
@@ -136,6 +139,7 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
     context = new_context()
     with context, ir.Location.unknown():
         module, filename = load_module(source, context, filename)
+        record_device_counts(module, num_replicas, num_partitions)
         stage_ir: dict[str, str] = {}
         if opts.keep_ir:
             stage_ir["input"] = str(module)
@@ -146,6 +150,9 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
         publics = {_func_name(f): f for f in _public_functions(module)}
         if entry not in publics:
             raise ValueError(f"no public function '{entry}' in {filename}; found {sorted(publics)}")
+        if has_dynamic_arguments(publics[entry]):  # compiled per input signature
+            return PolymorphicExecutable(module, entry=entry, filename=filename, options=options,
+                                         num_replicas=num_replicas, num_partitions=num_partitions)
         done: list[str] = []
         for name, func_op in publics.items():
             if _has_checks(func_op):
@@ -158,6 +165,7 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
             if opts.keep_ir:
                 stage_ir[stage.name] = str(module)
         engine = _jit(module, opts.opt_level, context, filename)
+        runtime = bind_runtime(engine, module, timeout=opts.collective_timeout, filename=filename)
     return Executable(
         engine,
         signatures,
@@ -167,6 +175,7 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
         context=context,
         num_replicas=num_replicas or _module_int_attr(module, "mhlo.num_replicas", 1),
         num_partitions=num_partitions or _module_int_attr(module, "mhlo.num_partitions", 1),
+        runtime=runtime,
     )
 
 

@@ -106,8 +106,10 @@ class Executable:
         context: ir.Context,
         num_replicas: int = 1,
         num_partitions: int = 1,
+        runtime=None,
     ):
         self._engine = engine
+        self._runtime = runtime  # xhlo.runtime.RuntimeBinding of programs with collectives
         self._context = context  # the engine's IR lives in this context
         self.signatures = signatures
         self.entry = entry
@@ -156,7 +158,25 @@ class Executable:
         packed = (ctypes.c_void_p * len(pointers))(
             *[ctypes.cast(p, ctypes.c_void_p) for p in pointers]
         )
-        func(packed)
+        if self._runtime is None:
+            func(packed)
+        else:
+            self._runtime.invoke(func, packed)
+
+    def run_replicated(self, args_per_device, *, entry: str | None = None, timeout: float | None = None):
+        """Run on every device, one thread each: device d = replica_id * num_partitions + partition_id.
+
+        ``args_per_device[d]`` are device d's arguments; returns one tuple of
+        results per device. A failure on any device raises
+        ``xhlo.runtime.CollectiveError`` naming every failed device;
+        ``timeout`` overrides the ``collective_timeout`` compile option.
+        """
+        from .runtime.inprocess import run_replicated
+
+        name = entry or self.entry
+        if name in self.signatures and name not in self._entry_points:
+            self._entry_points[name] = self._engine.lookup(name)  # resolve once, not in every thread
+        return run_replicated(self, args_per_device, entry=name, timeout=timeout)
 
     @staticmethod
     def _convert_args(sig: FunctionSignature, args) -> list[np.ndarray]:

@@ -32,6 +32,10 @@ STAGES: tuple[Stage, ...] = (
         "xhlo-stablehlo-prepare",
         "Inline, expand composites/CHLO/quantized ops and legalize what the linalg lowering lacks",
         (
+            "xhlo-localize-shard-map",
+            "xhlo-legalize-shardy",
+            "xhlo-legalize-lapack-custom-calls",
+            "xhlo-lower-collectives",
             "xhlo-legalize-custom-calls",
             "func.func(stablehlo-legalize-composite-to-call)",
             "inline",
@@ -50,6 +54,7 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-lower-select-and-scatter",
             "xhlo-lower-fft",
             "func.func(stablehlo-canonicalize-dynamism)",
+            "xhlo-fold-static-dynamic-ops",
             "xhlo-legalize-bool-add",
             "xhlo-widen-low-precision-dot",
             "xhlo-extend-integer-dot-operands",
@@ -61,6 +66,7 @@ STAGES: tuple[Stage, ...] = (
         "xhlo-stablehlo-to-linalg",
         "StableHLO -> linalg/scf/arith on signless tensors",
         (
+            "xhlo-lower-runtime-calls",
             "xhlo-legalize-control-flow",
             "func.func(stablehlo-legalize-to-linalg)",
             "stablehlo-convert-to-signless",

@@ -20,6 +20,10 @@ def load_module(source, context: ir.Context, name: str | None = None) -> tuple[i
 
     ``name`` is the file name diagnostics show for text and bytes sources.
     """
+    from . import jax_interop  # imports JAX only for JAX artifacts
+
+    if jax_interop.is_jax_export(source):  # Exported or its serialize() bytes
+        return jax_interop.exported_module(source, context)
     if isinstance(source, ir.Module):
         # Round-trip through bytecode: the caller's module may live in another context.
         import io
@@ -51,13 +55,21 @@ def _is_binary(data: bytes) -> bool:
 def _parse(data: str | bytes, context: ir.Context, name: str) -> ir.Module:
     with context:
         if isinstance(data, bytes) and _is_binary(data):
+            quiet = context.attach_diagnostic_handler(lambda diagnostic: True)  # failures fall through
             try:  # a StableHLO portable artifact (VHLO bytecode) first
                 return stablehlo_api.deserialize_portable_artifact(context, data)
             except Exception:
                 pass
+            finally:
+                quiet.detach()
             try:
                 return ir.Module.parse(data)
             except ir.MLIRError as err:
+                from .jax_interop import artifact_text_via_jax
+
+                text = artifact_text_via_jax(data)  # Shardy attributes need JAX's dialects
+                if text is not None:
+                    return ir.Module.parse(text)
                 raise CompilerError(
                     f"{name}: not valid MLIR bytecode or a StableHLO portable artifact: "
                     + format_diagnostics(err, name)

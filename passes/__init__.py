@@ -9,10 +9,13 @@ import importlib
 REGISTRY: dict[str, str] = {
     "xhlo-expose-checks": "expose_checks:ExposeChecks",
     "xhlo-legalize-custom-calls": "legalize_custom_calls:LegalizeCustomCalls",
+    "xhlo-legalize-lapack-custom-calls": "legalize_lapack_custom_calls:LegalizeLapackCustomCalls",
+    "xhlo-legalize-shardy": "legalize_shardy:LegalizeShardy",
     "xhlo-legalize-bool-add": "legalize_bool_add:LegalizeBoolAdd",
     "xhlo-widen-low-precision-dot": "widen_low_precision_dot:WidenLowPrecisionDot",
     "xhlo-extend-integer-dot-operands": "extend_integer_dot_operands:ExtendIntegerDotOperands",
     "xhlo-legalize-rng-bit-generator": "legalize_rng_bit_generator:LegalizeRngBitGenerator",
+    "xhlo-fold-static-dynamic-ops": "fold_static_dynamic_ops:FoldStaticDynamicOps",
     "xhlo-legalize-control-flow": "legalize_control_flow:LegalizeControlFlow",
     "xhlo-lower-scatter": "lower_scatter:LowerScatter",
     "xhlo-lower-sort": "lower_sort:LowerSort",
@@ -30,6 +33,9 @@ REGISTRY: dict[str, str] = {
     "xhlo-memref-copy-to-linalg": "memref_copy_to_linalg:MemrefCopyToLinalg",
     "xhlo-precise-math-to-libm": "precise_math_to_libm:PreciseMathToLibm",
     "xhlo-emit-c-interface": "emit_c_interface:EmitCInterface",
+    "xhlo-lower-collectives": "lower_collectives:LowerCollectives",
+    "xhlo-localize-shard-map": "localize_shard_map:LocalizeShardMap",
+    "xhlo-lower-runtime-calls": "lower_runtime_calls:LowerRuntimeCalls",
 }
 
 

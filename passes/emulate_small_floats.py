@@ -98,16 +98,19 @@ SMALL_FLOATS: dict[str, SmallFloat] = {
 # Ops that only move, select or reinterpret elements: they lower to loads and
 # stores, which work on small floats, so they keep their types.
 DATA_MOVEMENT = frozenset(
-    "stablehlo." + name
+    f"stablehlo.{name}"
     for name in (
-        "constant bitcast_convert reshape dynamic_reshape transpose broadcast broadcast_in_dim "
-        "dynamic_broadcast_in_dim slice dynamic_slice real_dynamic_slice dynamic_update_slice "
-        "concatenate pad dynamic_pad reverse gather dynamic_gather torch_index_select select "
-        "tuple get_tuple_element optimization_barrier while if case return get_dimension_size "
-        "set_dimension_size custom_call all_gather all_to_all collective_permute "
-        "collective_broadcast send recv infeed outfeed"
-    ).split()
-)
+        "constant", "bitcast_convert", "select", "custom_call", "optimization_barrier",
+        "reshape", "dynamic_reshape", "transpose", "reverse", "broadcast", "broadcast_in_dim",
+        "dynamic_broadcast_in_dim", "slice", "dynamic_slice", "real_dynamic_slice",
+        "dynamic_update_slice", "concatenate", "pad", "dynamic_pad",
+        "gather", "dynamic_gather", "torch_index_select",
+        "tuple", "get_tuple_element", "while", "if", "case", "return",
+        "get_dimension_size", "set_dimension_size",
+        "all_gather", "all_to_all", "collective_permute", "collective_broadcast",
+        "send", "recv", "infeed", "outfeed",
+    )
+)  # fmt: skip
 
 # f32 bit layout.
 F32_MANTISSA_BITS = 23
@@ -180,8 +183,7 @@ def _move_and_widen_region(
         block.append_to(dst)
         with location:
             for arg in block.arguments:
-                small = small_float_format(arg.type)
-                if small is None:
+                if small_float_format(arg.type) is None:
                     continue
                 elem = arg.type.element_type
                 arg.set_type(_widened(arg.type))

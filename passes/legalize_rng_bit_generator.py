@@ -144,8 +144,6 @@ def _legalize(op: ir.Operation) -> None:
         width = _element_width(elem)
     except ValueError:
         raise PassError(op, f"rng_bit_generator cannot produce {elem}") from None
-    if not output_type.has_static_shape:
-        raise PassError(op, "rng_bit_generator needs a static output shape")
     bits_type = _unsigned(width)
     algorithm = _algorithm(op)
     if algorithm == "THREE_FRY" and elem == bits_type:

@@ -11,21 +11,10 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-
 import xhlo
 from xhlo import dtypes, reference
 
-
-def xla_cpu(module: str, *args: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Results of ``@main(*args)`` compiled by XLA:CPU (through jaxlib) from the same text."""
-    jax = pytest.importorskip("jax")
-    from jax._src.lib import xla_client
-
-    client = jax.devices("cpu")[0].client
-    executable = client.compile_and_load(module, client.devices()[:1], xla_client.CompileOptions())
-    with jax.enable_x64(True):  # else 64-bit arguments are narrowed to 32 bits
-        results = executable.execute_sharded([jax.device_put(a) for a in args])
-        return tuple(np.asarray(shards[0]) for shards in results.disassemble_into_single_device_arrays())
+from .xla_oracle import xla_cpu
 
 # -- reduce_precision --------------------------------------------------------------------
 
@@ -49,6 +38,28 @@ def test_reduce_precision_matches_interpreter():
     # e8m7 is bfloat16 rounding (to nearest even), for finite values
     finite = np.isfinite(x)
     np.testing.assert_array_equal(got[1][finite], x[finite].astype(ml_dtypes.bfloat16).astype(np.float32))
+
+
+REDUCE_PRECISION_ONE = """func.func @main(%a: tensor<{n}x{elem}>) -> tensor<{n}x{elem}> {{
+  %0 = stablehlo.reduce_precision %a, format = {fmt} : tensor<{n}x{elem}>
+  return %0 : tensor<{n}x{elem}>
+}}"""
+
+
+@pytest.mark.parametrize(
+    "elem,fmt",
+    [("f64", "e5m10"), ("f64", "e11m52"), ("f64", "e8m23"), ("f16", "e5m2"), ("bf16", "e5m2"), ("f32", "e8m0"), ("f32", "e1m1")],
+)
+def test_reduce_precision_formats_match_xla(elem, fmt):
+    """Including mantissa_bits = 0, where NaN stays NaN (the interpreter makes it Inf)."""
+    rng = np.random.default_rng(1)
+    special = [0, -0.0, np.inf, -np.inf, np.nan, 1e-6, 65520, 65504, 1.5, 2.5, 3.5, -3.0, 1e-30, 1e30]
+    with np.errstate(over="ignore"):
+        x = np.concatenate([rng.normal(0, 1000, 50), special]).astype(dtypes.to_numpy_dtype(elem))
+    module = REDUCE_PRECISION_ONE.format(n=x.size, elem=elem, fmt=fmt)
+    got = xhlo.compile(module)(x)
+    # in f64, where NaN == NaN for assert_array_equal whatever the type
+    np.testing.assert_array_equal(got.astype(np.float64), xla_cpu(module, x)[0].astype(np.float64))
 
 
 # -- rng_bit_generator ---------------------------------------------------------------------
@@ -187,6 +198,42 @@ def test_reduce_window_with_dilations(base, window, strides, padding, out):
     np.testing.assert_array_equal(xhlo.compile(module)(a), reference.evaluate(module, a)[0])
 
 
+MAP_MIXED_TYPES = """func.func @main(%a: tensor<4xf32>, %b: tensor<4xi32>) -> tensor<4xf32> {
+  %0 = "stablehlo.map"(%a, %b) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<i32>):
+    %c = stablehlo.convert %y : (tensor<i32>) -> tensor<f32>
+    %s = stablehlo.power %x, %c : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {dimensions = array<i64: 0>} : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}"""
+
+
+def test_map_with_operands_of_different_types():
+    a = np.array([1.5, 2, -3, 0.5], np.float32)
+    b = np.array([2, 3, 3, -1], np.int32)
+    np.testing.assert_array_equal(xhlo.compile(MAP_MIXED_TYPES)(a, b), a ** b.astype(np.float32))
+
+
+REDUCE_WINDOW_MAX = """func.func @main(%a: tensor<5x7xi32>) -> tensor<4x5xi32> {
+  %z = stablehlo.constant dense<-2147483648> : tensor<i32>
+  %0 = "stablehlo.reduce_window"(%a, %z) ({
+  ^bb0(%x: tensor<i32>, %y: tensor<i32>):
+    %s = stablehlo.maximum %x, %y : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }) {window_dimensions = array<i64: 3, 2>, window_strides = array<i64: 3, 3>, base_dilations = array<i64: 3, 2>, window_dilations = array<i64: 2, 3>, padding = dense<[[2, 1], [1, 3]]> : tensor<2x2xi64>} : (tensor<5x7xi32>, tensor<i32>) -> tensor<4x5xi32>
+  return %0 : tensor<4x5xi32>
+}"""
+
+
+def test_reduce_window_max_with_dilations_and_padding():
+    """Holes from base dilation and padding hold the init value (INT_MIN here)."""
+    a = np.random.default_rng(3).integers(-100, 100, (5, 7)).astype(np.int32)
+    got = xhlo.compile(REDUCE_WINDOW_MAX)(a)
+    np.testing.assert_array_equal(got, reference.evaluate(REDUCE_WINDOW_MAX, a)[0])
+    np.testing.assert_array_equal(got, xla_cpu(REDUCE_WINDOW_MAX, a)[0])
+
+
 # -- convolution ------------------------------------------------------------------------------
 
 CONVOLUTIONS = {
@@ -213,6 +260,22 @@ CONVOLUTIONS = {
   return %0 : tensor<4x2x5x3xf32>
 }""",
         [(2, 7, 3, 6), (4, 3, 2, 3)],
+    ),
+    # 3-d, strided
+    "three_spatial_dims": (
+        """func.func @main(%a: tensor<2x5x5x5x3xf32>, %k: tensor<2x2x2x3x4xf32>) -> tensor<2x2x2x2x4xf32> {
+  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 0, 1, 2, f]x[0, 1, 2, i, o]->[b, 0, 1, 2, f], window = {stride = [2, 2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x5x5x5x3xf32>, tensor<2x2x2x3x4xf32>) -> tensor<2x2x2x2x4xf32>
+  return %0 : tensor<2x2x2x2x4xf32>
+}""",
+        [(2, 5, 5, 5, 3), (2, 2, 2, 3, 4)],
+    ),
+    # reversed (flipped) window with feature groups
+    "window_reversal": (
+        """func.func @main(%a: tensor<1x6x4xf32>, %k: tensor<3x2x4xf32>) -> tensor<1x4x4xf32> {
+  %0 = stablehlo.convolution(%a, %k) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {reverse = [true]} {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<1x6x4xf32>, tensor<3x2x4xf32>) -> tensor<1x4x4xf32>
+  return %0 : tensor<1x4x4xf32>
+}""",
+        [(1, 6, 4), (3, 2, 4)],
     ),
 }
 
@@ -339,6 +402,26 @@ def test_einsum_and_unary_einsum():
     np.testing.assert_array_equal(batched, np.einsum("bik,kj->bji", a, b))
     np.testing.assert_array_equal(summed, np.einsum("bik->ib", a))
     np.testing.assert_array_equal(squares, np.einsum("bik,bik->bi", a, a))
+
+
+@pytest.mark.parametrize(
+    "config,shapes",
+    [("ii->i", [(3, 3)]), ("ij->", [(3, 4)]), ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]), ("i,j->ij", [(3,), (4,)])],
+)
+def test_einsum_diagonal_ellipsis_outer(config, shapes):
+    def t(shape, elem="f32"):
+        return f"tensor<{''.join(f'{d}x' for d in shape)}{elem}>"
+
+    rng = np.random.default_rng(8)
+    args = [rng.integers(-3, 4, s).astype(np.float32) for s in shapes]
+    want = np.einsum(config, *args)
+    op = "stablehlo.einsum" if len(shapes) == 2 else "stablehlo.unary_einsum"
+    params = ", ".join(f"%a{i}: {t(s)}" for i, s in enumerate(shapes))
+    module = f"""func.func @main({params}) -> {t(want.shape)} {{
+  %0 = "{op}"({", ".join(f"%a{i}" for i in range(len(shapes)))}) {{einsum_config = "{config}"}} : ({", ".join(t(s) for s in shapes)}) -> {t(want.shape)}
+  return %0 : {t(want.shape)}
+}}"""
+    np.testing.assert_array_equal(xhlo.compile(module)(*args), want)
 
 
 TORCH_INDEX_SELECT = """func.func @main(%a: tensor<5x3x2xf32>, %i: tensor<4xi32>, %b: tensor<2x4x3xi64>, %j: tensor<2x2xi64>) -> (tensor<5x4x2xf32>, tensor<2x2x3xi64>) {

@@ -46,7 +46,9 @@ def resolve_builder(op_name: str, *values) -> XlaBuilder:
                     return item.builder
     builder = current_builder()
     if builder is None:
-        raise ValueError(f"{op_name}: no builder; pass it as the first argument or build inside `with builder:`")
+        raise ValueError(
+            f"{op_name}: no builder; pass it as the first argument or build inside `with builder:`"
+        )
     return builder
 
 
@@ -72,10 +74,14 @@ def dims_list(op_name: str, values, what: str) -> list[int]:
     try:
         return [int(v) for v in values]
     except TypeError:
-        raise TypeError(f"{op_name}: {what} must be a sequence of integers, got {values!r}") from None
+        raise TypeError(
+            f"{op_name}: {what} must be a sequence of integers, got {values!r}"
+        ) from None
 
 
-def check_dimensions(op_name: str, dims: Sequence[int], rank: int, what: str, shape: Shape | None = None) -> list[int]:
+def check_dimensions(
+    op_name: str, dims: Sequence[int], rank: int, what: str, shape: Shape | None = None
+) -> list[int]:
     """Dimension numbers in ``[0, rank)`` without repeats (negative ones count from the end)."""
     out = []
     for d in dims:
@@ -124,9 +130,8 @@ def emit_constant(em, arr: np.ndarray, name: str) -> ir.Value:
     """A ``stablehlo.constant`` holding ``arr`` (any element type of the builder)."""
     ttype = em.tensor_type(Shape(name, arr.shape))
     flat = arr.reshape(-1)
-    if flat.size and (flat == flat[0]).all() and not np.isnan(flat[:1].astype(np.complex128)).any():
-        if shp.is_complex(name) or name == "pred" or shp.is_integer(name) or shp.is_float(name):
-            return _splat(em, ttype, flat[0], name)
+    if flat.size and (flat == flat[0]).all():  # NaN never compares equal: no NaN splats
+        return _splat(em, ttype, flat[0], name)
     if shp.is_complex(name):
         part = shp.complex_part_type(name)
         re = emit_constant(em, np.ascontiguousarray(arr.real), part)
@@ -136,7 +141,9 @@ def emit_constant(em, arr: np.ndarray, name: str) -> ir.Value:
         attr = ir.DenseElementsAttr.get(np.ascontiguousarray(arr, dtype=np.bool_))
     elif shp.bit_width(name) < 8:
         wide = "s8" if name == "s4" else "u8" if name == "u4" else "f32"
-        return sh.convert(emit_constant(em, arr.astype(shp.numpy_dtype(wide)), wide), em.element_type(name))
+        return sh.convert(
+            emit_constant(em, arr.astype(shp.numpy_dtype(wide)), wide), em.element_type(name)
+        )
     else:
         raw = np.ascontiguousarray(arr).view(np.dtype(f"u{arr.dtype.itemsize}"))
         attr = ir.DenseElementsAttr.get(raw, type=em.element_type(name))
@@ -145,7 +152,10 @@ def emit_constant(em, arr: np.ndarray, name: str) -> ir.Value:
 
 def _splat(em, ttype, value, name: str) -> ir.Value:
     if shp.bit_width(name) < 8 and not (shp.is_integer(name)):
-        return sh.convert(sh.constant(float(value), sh.tensor_type(ttype.shape, ir.F32Type.get())), ttype.element_type)
+        return sh.convert(
+            sh.constant(float(value), sh.tensor_type(ttype.shape, ir.F32Type.get())),
+            ttype.element_type,
+        )
     if name == "u64" and int(value) >= 2**63:
         value = int(value) - 2**64  # the attribute stores the bit pattern
     if shp.is_complex(name):

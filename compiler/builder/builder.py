@@ -49,9 +49,16 @@ EmitFn = Callable[..., Any]  # (emitter, *operand values) -> ir.Value | list
 class XlaOp:
     """A value of a computation being built: its shape and how to emit it."""
 
-    __slots__ = ("builder", "_shape", "operands", "_emit", "op_name", "__weakref__")
+    __slots__ = ("__weakref__", "_emit", "_shape", "builder", "op_name", "operands")
 
-    def __init__(self, builder: XlaBuilder, shape: Shape, operands: Sequence[XlaOp], emit: EmitFn, op_name: str):
+    def __init__(
+        self,
+        builder: XlaBuilder,
+        shape: Shape,
+        operands: Sequence[XlaOp],
+        emit: EmitFn,
+        op_name: str,
+    ):
         self.builder = builder
         self._shape = shape
         self.operands = tuple(operands)
@@ -74,9 +81,12 @@ class XlaOp:
         return f"XlaOp({self.op_name}: {self._shape})"
 
     def __bool__(self):
-        raise TypeError(f"an XlaOp ({self}) has no truth value while building; use ops.Select or ops.Conditional")
+        raise TypeError(
+            f"an XlaOp ({self}) has no truth value while building; use ops.Select or ops.Conditional"
+        )
 
     __hash__ = object.__hash__
+    __array_ufunc__ = None  # numpy scalars on the left defer to XlaOp's reflected operators
 
     def __len__(self) -> int:
         if self._shape.is_tuple():
@@ -105,34 +115,87 @@ class XlaOp:
         lhs, rhs = (other, self) if reverse else (self, other)
         return getattr(ops, name)(lhs, rhs)
 
-    def __add__(self, o): return self._binary("Add", o)
-    def __radd__(self, o): return self._binary("Add", o, True)
-    def __sub__(self, o): return self._binary("Sub", o)
-    def __rsub__(self, o): return self._binary("Sub", o, True)
-    def __mul__(self, o): return self._binary("Mul", o)
-    def __rmul__(self, o): return self._binary("Mul", o, True)
-    def __truediv__(self, o): return self._binary("Div", o)
-    def __rtruediv__(self, o): return self._binary("Div", o, True)
-    def __mod__(self, o): return self._binary("Rem", o)
-    def __rmod__(self, o): return self._binary("Rem", o, True)
-    def __pow__(self, o): return self._binary("Pow", o)
-    def __rpow__(self, o): return self._binary("Pow", o, True)
-    def __and__(self, o): return self._binary("And", o)
-    def __rand__(self, o): return self._binary("And", o, True)
-    def __or__(self, o): return self._binary("Or", o)
-    def __ror__(self, o): return self._binary("Or", o, True)
-    def __xor__(self, o): return self._binary("Xor", o)
-    def __rxor__(self, o): return self._binary("Xor", o, True)
-    def __lshift__(self, o): return self._binary("ShiftLeft", o)
-    def __lt__(self, o): return self._binary("Lt", o)
-    def __le__(self, o): return self._binary("Le", o)
-    def __gt__(self, o): return self._binary("Gt", o)
-    def __ge__(self, o): return self._binary("Ge", o)
-    def __eq__(self, o): return self._binary("Eq", o)  # noqa: PLE0302
-    def __ne__(self, o): return self._binary("Ne", o)
+    def __add__(self, o):
+        return self._binary("Add", o)
+
+    def __radd__(self, o):
+        return self._binary("Add", o, True)
+
+    def __sub__(self, o):
+        return self._binary("Sub", o)
+
+    def __rsub__(self, o):
+        return self._binary("Sub", o, True)
+
+    def __mul__(self, o):
+        return self._binary("Mul", o)
+
+    def __rmul__(self, o):
+        return self._binary("Mul", o, True)
+
+    def __truediv__(self, o):
+        return self._binary("Div", o)
+
+    def __rtruediv__(self, o):
+        return self._binary("Div", o, True)
+
+    def __mod__(self, o):
+        return self._binary("Rem", o)
+
+    def __rmod__(self, o):
+        return self._binary("Rem", o, True)
+
+    def __pow__(self, o):
+        return self._binary("Pow", o)
+
+    def __rpow__(self, o):
+        return self._binary("Pow", o, True)
+
+    def __and__(self, o):
+        return self._binary("And", o)
+
+    def __rand__(self, o):
+        return self._binary("And", o, True)
+
+    def __or__(self, o):
+        return self._binary("Or", o)
+
+    def __ror__(self, o):
+        return self._binary("Or", o, True)
+
+    def __xor__(self, o):
+        return self._binary("Xor", o)
+
+    def __rxor__(self, o):
+        return self._binary("Xor", o, True)
+
+    def __lshift__(self, o):
+        return self._binary("ShiftLeft", o)
+
+    def __lt__(self, o):
+        return self._binary("Lt", o)
+
+    def __le__(self, o):
+        return self._binary("Le", o)
+
+    def __gt__(self, o):
+        return self._binary("Gt", o)
+
+    def __ge__(self, o):
+        return self._binary("Ge", o)
+
+    def __eq__(self, o):
+        return self._binary("Eq", o)
+
+    def __ne__(self, o):
+        return self._binary("Ne", o)
 
     def __rshift__(self, o):
-        name = "ShiftRightLogical" if shp.is_unsigned_int(self._shape.element_type()) else "ShiftRightArithmetic"
+        name = (
+            "ShiftRightLogical"
+            if shp.is_unsigned_int(self._shape.element_type())
+            else "ShiftRightArithmetic"
+        )
         return self._binary(name, o)
 
     def __matmul__(self, o):
@@ -164,7 +227,7 @@ class XlaOp:
         return ops.Not(self)
 
     @property
-    def T(self) -> XlaOp:  # noqa: N802  (numpy spelling)
+    def T(self) -> XlaOp:
         from . import ops
 
         return ops.Transpose(self, tuple(range(self.ndim - 1, -1, -1)))
@@ -200,7 +263,9 @@ class XlaBuilder:
         """Append an op whose shape was already checked and inferred."""
         for i, operand in enumerate(operands):
             if not isinstance(operand, XlaOp):
-                raise TypeError(f"{op_name}: operand {i} is a {type(operand).__name__}, not an XlaOp")
+                raise TypeError(
+                    f"{op_name}: operand {i} is a {type(operand).__name__}, not an XlaOp"
+                )
             if operand.builder is not self:
                 raise ValueError(
                     f"{op_name}: operand {i} ({operand}) belongs to builder {operand.builder.name!r}, "
@@ -214,7 +279,9 @@ class XlaBuilder:
         if not isinstance(shape, Shape):
             raise TypeError(f"Parameter: shape must be an xb.Shape, got {type(shape).__name__}")
         if number < 0 or number in self._parameters:
-            raise ValueError(f"Parameter: parameter number {number} is negative or already used in {self.name!r}")
+            raise ValueError(
+                f"Parameter: parameter number {number} is negative or already used in {self.name!r}"
+            )
         op = self.add_op("Parameter", shape, (), _parameter_emit)
         op.op_name = f"Parameter {number}" + (f" ({name})" if name else "")
         self._parameters[number] = op
@@ -246,10 +313,14 @@ class XlaBuilder:
         if not isinstance(root, XlaOp):
             raise TypeError(f"build: root must be an XlaOp, got {type(root).__name__}")
         if root.builder is not self:
-            raise ValueError(f"build: root {root} belongs to builder {root.builder.name!r}, not {self.name!r}")
+            raise ValueError(
+                f"build: root {root} belongs to builder {root.builder.name!r}, not {self.name!r}"
+            )
         numbers = sorted(self._parameters)
         if numbers != list(range(len(numbers))):
-            raise ValueError(f"build: parameter numbers of {self.name!r} must be 0..n-1, got {numbers}")
+            raise ValueError(
+                f"build: parameter numbers of {self.name!r} must be 0..n-1, got {numbers}"
+            )
         params = [self._parameters[n] for n in numbers]
         layouts = _result_layouts(root.shape, result_layout)
         return XlaComputation(self.name, params, root, _reachable(self._ops, root), layouts)
@@ -276,11 +347,14 @@ def _result_layouts(shape: Shape, spec) -> list[Layout | None]:
     leaves = shape.leaves()
     if spec is None:
         return [None] * len(leaves)
-    specs = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+    is_m2m = isinstance(spec, (list, tuple)) and all(isinstance(d, (int, np.integer)) for d in spec)
+    specs = list(spec) if isinstance(spec, (list, tuple)) and not is_m2m else [spec]
     if isinstance(spec, Shape) and spec.is_tuple():
         specs = spec.leaves()
     if len(specs) != len(leaves):
-        raise ValueError(f"build: {len(specs)} result layouts for {len(leaves)} results of shape {shape}")
+        raise ValueError(
+            f"build: {len(specs)} result layouts for {len(leaves)} results of shape {shape}"
+        )
     layouts = []
     for leaf, s in zip(leaves, specs):
         if isinstance(s, Shape):
@@ -315,7 +389,9 @@ class ProgramShape:
 class XlaComputation:
     """A built computation: parameters, the ops they feed, and a root."""
 
-    def __init__(self, name: str, params: list[XlaOp], root: XlaOp, ops: list[XlaOp], result_layouts):
+    def __init__(
+        self, name: str, params: list[XlaOp], root: XlaOp, ops: list[XlaOp], result_layouts
+    ):
         self._name = name
         self.params = params
         self.root = root
@@ -355,7 +431,9 @@ class XlaComputation:
 # -- computations from callables ---------------------------------------------------
 
 
-def as_computation(computation, param_shapes: Sequence[Shape], op_name: str, name: str | None = None) -> XlaComputation:
+def as_computation(
+    computation, param_shapes: Sequence[Shape], op_name: str, name: str | None = None
+) -> XlaComputation:
     """``computation`` as an XlaComputation taking ``param_shapes``.
 
     A Python callable is traced in a sub-builder with one parameter per shape
@@ -377,31 +455,45 @@ def as_computation(computation, param_shapes: Sequence[Shape], op_name: str, nam
                 )
         return computation
     if not callable(computation):
-        raise TypeError(f"{op_name}: expected an XlaComputation or a callable, got {type(computation).__name__}")
+        raise TypeError(
+            f"{op_name}: expected an XlaComputation or a callable, got {type(computation).__name__}"
+        )
     from . import ops
 
-    sub = XlaBuilder(name or f"{op_name.lower()}_{getattr(computation, '__name__', 'fn').strip('<>')}")
+    sub = XlaBuilder(
+        name or f"{op_name.lower()}_{getattr(computation, '__name__', 'fn').strip('<>')}"
+    )
     params = [ops.Parameter(sub, i, s) for i, s in enumerate(param_shapes)]
     args = params
-    if len(params) == 1 and params[0].shape.is_tuple() and _positional_arity(computation) not in (None, 1):
+    arity = _positional_arity(computation)
+    if len(params) == 1 and params[0].shape.is_tuple() and arity is not None and arity[0] > 1:
         args = list(params[0])  # convenience: unpack a tuple parameter into several arguments
+    if arity is not None and not arity[0] <= len(args) <= arity[1]:
+        raise TypeError(
+            f"{op_name}: computation {sub.name!r} takes {arity[0]} parameters, {len(args)} expected "
+            f"({', '.join(str(a.shape) for a in args)})"
+        )
     with sub:
         result = computation(*args)
     if isinstance(result, (list, tuple)):
         result = ops.Tuple(sub, [ops._as_op(r, builder=sub) for r in result])
     elif not isinstance(result, XlaOp):
-        raise TypeError(f"{op_name}: the computation returned {type(result).__name__}, not an XlaOp")
+        raise TypeError(
+            f"{op_name}: the computation returned {type(result).__name__}, not an XlaOp"
+        )
     return sub.build(result)
 
 
-def _positional_arity(fn) -> int | None:
+def _positional_arity(fn) -> tuple[int, float] | None:
+    """(required, maximum) positional arguments of ``fn`` (None if unknown)."""
     try:
-        params = inspect.signature(fn).parameters.values()
+        params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
-    if any(p.kind == p.VAR_POSITIONAL for p in params):
-        return None
-    return sum(1 for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = sum(1 for p in positional if p.default is p.empty)
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in params)
+    return required, (float("inf") if varargs else len(positional))
 
 
 # -- emission ----------------------------------------------------------------------
@@ -439,7 +531,9 @@ class _Emitter:
         return ir.Type.parse(shp.mlir_element_type(name))
 
     def tensor_type(self, shape: Shape, dims: Sequence[int] | None = None) -> ir.RankedTensorType:
-        return sh.tensor_type(shape.dimensions() if dims is None else dims, self.element_type(shape.element_type()))
+        return sh.tensor_type(
+            shape.dimensions() if dims is None else dims, self.element_type(shape.element_type())
+        )
 
     def types(self, shape: Shape) -> list[ir.Type]:
         return [self.tensor_type(leaf) for leaf in shape.leaves()]
@@ -454,18 +548,30 @@ class _Emitter:
             env[id(op)] = op._emit(self, *[env[id(o)] for o in op.operands])
         return env[id(comp.root)]
 
-    def region(self, region: ir.Region, comp: XlaComputation) -> None:
+    def region(
+        self,
+        region: ir.Region,
+        comp: XlaComputation,
+        captured: Sequence = (),
+        pick: int | None = None,
+    ) -> None:
         """Fill ``region`` with a block taking ``comp``'s flattened parameters and
-        returning its flattened root (reduction bodies, comparators, loops)."""
-        arg_types = [t for p in comp.params for t in self.types(p.shape)]
+        returning its flattened root (reduction bodies, comparators, loops).
+
+        ``captured`` values from the enclosing scope bind the trailing parameters;
+        ``pick`` returns only that leaf of the root.
+        """
+        params = comp.params[: len(comp.params) - len(captured)]
+        arg_types = [t for p in params for t in self.types(p.shape)]
         block = region.blocks.append(*arg_types)
         with ir.InsertionPoint(block):
             args, flat = [], list(block.arguments)
-            for p in comp.params:
+            for p in params:
                 n = len(p.shape.leaves())
                 args.append(unflatten(p.shape, flat[:n]))
                 flat = flat[n:]
-            sh.create("stablehlo.return", flatten(self.values(comp, args)), [])
+            results = flatten(self.values(comp, args + list(captured)))
+            sh.create("stablehlo.return", results if pick is None else [results[pick]], [])
 
     def captured_region(self, region: ir.Region, comp: XlaComputation, args: Sequence) -> None:
         """A region without arguments computing ``comp(*args)`` on values from
@@ -493,7 +599,9 @@ class _Emitter:
         self._symbols.add(symbol)
         return symbol
 
-    def _emit_function(self, comp: XlaComputation, symbol: str, *, private: bool, layouts: bool = False):
+    def _emit_function(
+        self, comp: XlaComputation, symbol: str, *, private: bool, layouts: bool = False
+    ):
         param_types = []
         for p in comp.params:
             for leaf in p.shape.leaves():
@@ -518,7 +626,9 @@ class _Emitter:
             if layouts:
                 results = [
                     to_boundary(v, leaf, layout)
-                    for v, leaf, layout in zip(results, comp.root.shape.leaves(), comp.result_layouts)
+                    for v, leaf, layout in zip(
+                        results, comp.root.shape.leaves(), comp.result_layouts
+                    )
                 ]
             sh.create("func.return", results, [])
         func.attributes["function_type"] = ir.TypeAttr.get(
@@ -573,7 +683,11 @@ def _physical_steps(leaf: Shape):
         split = lead + [x for c, t in zip(counts, kept) for x in (c, t)]
         steps.append(("reshape", split))
         n = len(lead)
-        perm = list(range(n)) + [n + 2 * i for i in range(len(kept))] + [n + 2 * i + 1 for i in range(len(kept))]
+        perm = (
+            list(range(n))
+            + [n + 2 * i for i in range(len(kept))]
+            + [n + 2 * i + 1 for i in range(len(kept))]
+        )
         steps.append(("transpose", perm))
         bounds = lead + counts + kept
     return steps
@@ -593,7 +707,9 @@ def to_boundary(value: ir.Value, leaf: Shape, layout: Layout | None) -> ir.Value
             value = sh.reshape(value, arg)
         else:
             cur = sh.shape_of(value)
-            value = sh.pad(value, fill, [0] * len(cur), [p - c for p, c in zip(arg, cur)], [0] * len(cur))
+            value = sh.pad(
+                value, fill, [0] * len(cur), [p - c for p, c in zip(arg, cur)], [0] * len(cur)
+            )
     return value
 
 

@@ -61,7 +61,11 @@ class PrimitiveType:
     F16, BF16, F32, F64, C64, C128 = "f16", "bf16", "f32", "f64", "c64", "c128"
     F8E4M3FN, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ = "f8e4m3fn", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz"
     F8E4M3B11FNUZ, F8E3M4, F8E4M3, F8E8M0FNU, F4E2M1FN = (
-        "f8e4m3b11fnuz", "f8e3m4", "f8e4m3", "f8e8m0fnu", "f4e2m1fn",
+        "f8e4m3b11fnuz",
+        "f8e3m4",
+        "f8e4m3",
+        "f8e8m0fnu",
+        "f4e2m1fn",
     )
 
 
@@ -171,7 +175,8 @@ class Layout:
         suffix = ""
         if self.tiles:
             suffix += "T" + "".join(
-                "(" + ",".join("*" if t == COMBINE else str(t) for t in tile) + ")" for tile in self.tiles
+                "(" + ",".join("*" if t == COMBINE else str(t) for t in tile) + ")"
+                for tile in self.tiles
             )
         if self.padded_dimensions is not None:
             suffix += "P(" + ",".join(str(d) for d in self.padded_dimensions) + ")"
@@ -190,11 +195,15 @@ class Layout:
                 raise ValueError(f"layout {self}: {rank} padded dimensions expected")
             for d, (n, p) in enumerate(zip(dimensions, self.padded_dimensions)):
                 if p < n:
-                    raise ValueError(f"layout {self}: padded bound {p} of dimension {d} is below its size {n}")
+                    raise ValueError(
+                        f"layout {self}: padded bound {p} of dimension {d} is below its size {n}"
+                    )
         bounds = _padded_physical_bounds(dimensions, self)
         for tile in self.tiles:
             if not tile or len(tile) > len(bounds):
-                raise ValueError(f"layout {self}: tile {tile} is longer than the {len(bounds)} dimensions it tiles")
+                raise ValueError(
+                    f"layout {self}: tile {tile} is longer than the {len(bounds)} dimensions it tiles"
+                )
             if any(t == 0 or t < COMBINE for t in tile):
                 raise ValueError(f"layout {self}: tile entries must be positive or '*'")
             if tile[-1] == COMBINE:
@@ -208,9 +217,11 @@ class Layout:
 class Shape:
     """An array shape (element type, dimensions, optional layout) or a tuple of shapes."""
 
-    __slots__ = ("_element_type", "_dimensions", "_layout", "_tuple")
+    __slots__ = ("_dimensions", "_element_type", "_layout", "_tuple")
 
-    def __init__(self, element_type=None, dimensions=(), layout: Layout | None = None, *, tuple_shapes=None):
+    def __init__(
+        self, element_type=None, dimensions=(), layout: Layout | None = None, *, tuple_shapes=None
+    ):
         if tuple_shapes is not None:
             self._tuple = tuple(tuple_shapes)
             for s in self._tuple:
@@ -231,10 +242,14 @@ class Shape:
     # construction ------------------------------------------------------------------
 
     @staticmethod
-    def array_shape(element_type, dimensions, minor_to_major=None, *, tiles=(), padded_dimensions=None) -> Shape:
+    def array_shape(
+        element_type, dimensions, minor_to_major=None, *, tiles=(), padded_dimensions=None
+    ) -> Shape:
         layout = None
         if minor_to_major is not None or tiles or padded_dimensions is not None:
-            m2m = minor_to_major if minor_to_major is not None else range(len(dimensions) - 1, -1, -1)
+            m2m = (
+                minor_to_major if minor_to_major is not None else range(len(dimensions) - 1, -1, -1)
+            )
             layout = Layout(m2m, tiles, padded_dimensions)
         return Shape(element_type, dimensions, layout)
 
@@ -402,7 +417,9 @@ def _tile_bounds(bounds: list, tile: Sequence[int]) -> list[int]:
 def _tile_index(bounds: list, index: list, tile: Sequence[int]):
     lead_b, tail_b, lead_i, tail_i, kept = _combine(bounds, index, tile)
     new_bounds = lead_b + [-(-b // t) for b, t in zip(tail_b, kept)] + list(kept)
-    new_index = lead_i + [i // t for i, t in zip(tail_i, kept)] + [i % t for i, t in zip(tail_i, kept)]
+    new_index = (
+        lead_i + [i // t for i, t in zip(tail_i, kept)] + [i % t for i, t in zip(tail_i, kept)]
+    )
     return new_bounds, new_index
 
 
@@ -518,7 +535,9 @@ class _Parser:
                 try:
                     values.append(int(tok))
                 except ValueError:
-                    raise ValueError(f"cannot parse shape {self.text!r}: expected an integer, got {tok!r}") from None
+                    raise ValueError(
+                        f"cannot parse shape {self.text!r}: expected an integer, got {tok!r}"
+                    ) from None
             if self.peek() == ",":
                 self.take(",")
         self.take(close)
@@ -562,6 +581,8 @@ class _Parser:
                     self.take("(")
                     padded = self.ints(")")
                 else:
-                    raise ValueError(f"cannot parse shape {self.text!r}: unknown layout field {kind!r}")
+                    raise ValueError(
+                        f"cannot parse shape {self.text!r}: unknown layout field {kind!r}"
+                    )
         self.take("}")
         return Layout(m2m, tiles, padded)

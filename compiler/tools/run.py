@@ -103,9 +103,17 @@ def _worker_main() -> int:
     for line in sys.stdin:
         request = json.loads(line)
         try:
-            passed, reason = run_file(
-                request["path"], request.get("entry"), request.get("inputs"), request.get("outputs")
-            )
+            if request.get("devices"):
+                from xhlo.runtime.cli import run_file_on_devices
+
+                passed, reason = run_file_on_devices(
+                    request["path"], request.get("entry"), request.get("inputs"), request.get("outputs"),
+                    request["devices"],
+                )
+            else:
+                passed, reason = run_file(
+                    request["path"], request.get("entry"), request.get("inputs"), request.get("outputs")
+                )
         except Exception as err:  # compile errors, bad inputs: a FAIL line, not a crash
             passed, reason = False, f"{type(err).__name__}: {err}"
         out.write(json.dumps({"passed": passed, "reason": reason}) + "\n")
@@ -177,7 +185,16 @@ def _parse_args(argv):
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel workers")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per file")
     p.add_argument("-q", "--quiet", action="store_true", help="print only FAIL lines and the total")
+    p.add_argument("--devices", type=int, default=None, help="run on N in-process devices (threads); "
+                   "inputs arg{i}_dev{d}, outputs out{j}_dev{d}")
+    p.add_argument("--mpi", action="store_true", help="run as one device per MPI rank (implied under "
+                   "mpiexec with several ranks)")
     return p.parse_args(argv)
+
+
+def _under_mpiexec() -> bool:
+    """Started by mpiexec with several ranks (MPICH/hydra or Open MPI environment)."""
+    return any(int(os.environ.get(name, "1") or 1) > 1 for name in ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,6 +202,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["--worker"]:
         return _worker_main()
     args = _parse_args(argv)
+    if args.mpi or _under_mpiexec():
+        from xhlo.runtime.cli import main_mpi
+
+        return main_mpi(args.files, args.entry, args.inputs, args.outputs, args.timeout)
     if args.outputs and len(args.files) > 1:
         print("xhlo-run: error: --outputs needs exactly one input file", file=sys.stderr)
         return 2
@@ -209,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
                     outcome = (False, "no such file")
                 else:
                     request = {"path": path, "entry": args.entry, "inputs": args.inputs,
-                               "outputs": args.outputs}
+                               "outputs": args.outputs, "devices": args.devices}
                     outcome = worker.run(request, args.timeout)
                 with lock:
                     results[i] = outcome

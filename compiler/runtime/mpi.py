@@ -1,0 +1,299 @@
+"""The MPI transport: one device per MPI rank, device index = rank.
+
+Started as ``mpiexec -n N xhlo-run prog.mlir --inputs in.npz``; the compiled
+program is the same as for in-process runs, only the transport differs.
+
+* Every distinct set of device groups gets a communicator, made with
+  ``Split(color=group, key=position)`` so communicator rank order is group
+  order. All of them are made up front, in runtime-table order, because
+  ``Split`` is collective over all ranks.
+* all_gather / all_to_all / collective_broadcast map to ``Iallgather`` /
+  ``Ialltoall`` / ``Ibcast`` on the group communicator; collective_permute and
+  send/recv to ``Isend``/``Irecv`` on a duplicate of the world communicator;
+  ragged all-to-all to an ``Ialltoall`` of (sizes, output offsets) followed by an
+  ``Ialltoallv`` of the packed rows.
+* Before each group collective the members all-gather a fixed-size record of
+  the op they run, so ranks running different collectives are reported as such.
+* Everything is nonblocking and polled against the collective timeout, so a
+  lost or stuck rank ends the job with an error instead of a hang. A failing
+  rank prints its error (naming device and op) and calls ``Abort``, which ends
+  every rank: MPI offers no way to resume peers blocked on a dead rank.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import sys
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..checks import CheckFailure
+from .errors import CollectiveError, CollectiveMismatch, CollectiveTimeout
+from .inprocess import RaggedPlan
+from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
+
+_RECORD_BYTES = 512  # what each member says it runs: 32 bytes of digest + description
+_GROUP_PRIMITIVES = ("all_gather", "all_to_all", "collective_permute", "collective_broadcast", "ragged_all_to_all")
+_TAG_SPACE = 16384
+
+
+def load_mpi():
+    """mpi4py's MPI module, or a CollectiveError saying how to get it."""
+    try:
+        from mpi4py import MPI
+    except ImportError as err:
+        raise CollectiveError(
+            "MPI runs need mpi4py and an MPI library: pip install 'xhlo[mpi]' (mpi4py, mpich)"
+        ) from err
+    return MPI
+
+
+def _view(buffer: Buffer) -> np.ndarray:
+    """The bytes of ``buffer`` as a writable uint8 array (no copy)."""
+    if buffer.nbytes == 0:
+        return np.empty(0, np.uint8)
+    return np.frombuffer((ctypes.c_char * buffer.nbytes).from_address(buffer.address), np.uint8)
+
+
+class MpiTransport:
+    """Moves runtime-op bytes between MPI ranks."""
+
+    def __init__(self, ops: Sequence[RuntimeOp], *, timeout: float = DEFAULT_TIMEOUT, comm=None):
+        self.MPI = load_mpi()
+        self.world = comm if comm is not None else self.MPI.COMM_WORLD
+        self.rank = self.world.Get_rank()
+        self.size = self.world.Get_size()
+        self.timeout = timeout
+        # Dup and Split block until every rank calls them: first make sure all ranks are here
+        self._wait([self.world.Ibarrier()], None, "waiting for all ranks to start the program")
+        self._p2p = self.world.Dup()
+        self._comms: dict[tuple, object] = {}
+        self._sends: list[tuple[object, bytes]] = []
+        for op in ops:  # same order on every rank: Split is collective
+            if op.primitive in _GROUP_PRIMITIVES:
+                self._group_comm(op.groups)
+
+    def _group_comm(self, groups: tuple[tuple[int, ...], ...]):
+        if groups not in self._comms:
+            color, key = self.MPI.UNDEFINED, 0
+            for index, group in enumerate(groups):
+                if self.rank in group:
+                    color, key = index, group.index(self.rank)
+            self._comms[groups] = self.world.Split(color, key)
+        return self._comms[groups]
+
+    # -- failure and completion ----------------------------------------------------------
+
+    def device_failed(self, device: int, error: BaseException) -> None:
+        """Report and end the whole job: peers blocked on this rank cannot be resumed."""
+        sys.stdout.flush()
+        sys.stderr.write(f"xhlo: device {device} (MPI rank {self.rank}) failed: {error}\n")
+        sys.stderr.flush()
+        self.world.Abort(1)
+
+    def finish(self) -> None:
+        """Complete outstanding sends (their payload copies stay alive until then)."""
+        if self._sends:
+            self._wait([request for request, _ in self._sends], None, "completing sends")
+            self._sends.clear()
+
+    def _wait(self, requests: list, op: RuntimeOp | None, what: str) -> None:
+        deadline = time.monotonic() + self.timeout
+        delay = 0.0
+        while not self.MPI.Request.Testall(requests):
+            if time.monotonic() > deadline:
+                where = op.describe() if op else what
+                raise CollectiveTimeout(
+                    f"device {self.rank}: {where} timed out after {self.timeout:g} s waiting for its peers "
+                    "(a lost or stuck rank, or ranks running different collectives)",
+                    device=self.rank,
+                    op=op,
+                )
+            time.sleep(delay)
+            delay = min(1e-3, delay * 2 or 1e-6)
+
+    def _check_agreement(self, op: RuntimeOp, comm, members: tuple[int, ...]) -> None:
+        """All-gather what each member runs; disagreeing members are a mismatch."""
+        text = f"{op.describe()} with group {list(members)}: {op.signature}"
+        record = np.zeros(_RECORD_BYTES, np.uint8)
+        digest = hashlib.blake2b(f"{op.signature}|{members}".encode(), digest_size=32).digest()
+        record[:32] = np.frombuffer(digest, np.uint8)
+        described = text.encode()[: _RECORD_BYTES - 32]
+        record[32 : 32 + len(described)] = np.frombuffer(described, np.uint8)
+        records = np.empty((comm.Get_size(), _RECORD_BYTES), np.uint8)
+        self._wait([comm.Iallgather(record, records)], op, "")
+        if all((records[:, :32] == records[0, :32]).all(axis=1)):
+            return
+        lines = [
+            f"device {members[j]} runs " + bytes(records[j, 32:]).rstrip(b"\0").decode(errors="replace")
+            for j in range(len(members))
+        ]
+        raise CollectiveMismatch(
+            f"device {self.rank}: the devices run different collectives: " + "; ".join(lines),
+            device=self.rank,
+            op=op,
+        )
+
+    # -- the primitives -------------------------------------------------------------------
+
+    def execute(self, device: Device, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]) -> None:
+        if op.primitive == "device_id":
+            _view(results[0])[:] = np.array([device.replica, device.partition], np.int64).view(np.uint8)
+            return
+        if op.primitive == "send":
+            return self._send(op, operands)
+        if op.primitive == "recv":
+            return self._recv(op, results)
+        membership = op.group_of(self.rank)
+        if membership is None:
+            if op.primitive != "collective_broadcast":
+                raise CollectiveError(f"device {self.rank} is in no group of {op.describe()}", device=self.rank, op=op)
+            _view(results[-1])[0] = 0
+            return
+        members, position = membership
+        comm = self._group_comm(op.groups)
+        self._check_agreement(op, comm, members)
+        getattr(self, f"_{op.primitive}")(op, comm, position, operands, results)
+
+    def _all_gather(self, op, comm, position, operands, results) -> None:
+        requests = [comm.Iallgather(_view(x), _view(y)) for x, y in zip(operands, results)]
+        self._wait(requests, op, "")
+
+    def _all_to_all(self, op, comm, position, operands, results) -> None:
+        requests = [comm.Ialltoall(_view(x), _view(y)) for x, y in zip(operands, results)]
+        self._wait(requests, op, "")
+
+    def _collective_broadcast(self, op, comm, position, operands, results) -> None:
+        (x,), (y, flag) = operands, results
+        if position == 0:
+            ctypes.memmove(y.address, x.address, y.nbytes)
+        self._wait([comm.Ibcast(_view(y), root=0)], op, "")
+        _view(flag)[0] = 1
+
+    def _collective_permute(self, op, comm, position, operands, results) -> None:
+        (x,), (y, flag) = operands, results
+        tag = op.index % _TAG_SPACE
+        requests = []
+        target, source = op.target_of(self.rank), op.source_of(self.rank)
+        if target is not None:
+            requests.append(self._p2p.Isend(_view(x), dest=target, tag=tag))
+        if source is not None:
+            requests.append(self._p2p.Irecv(_view(y), source=source, tag=tag))
+        self._wait(requests, op, "")
+        _view(flag)[0] = int(source is not None)
+
+    def _ragged_all_to_all(self, op, comm, position, operands, results) -> None:
+        plan = RaggedPlan(op)
+        count, updates = comm.Get_size(), plan.updates
+        input_offsets, sizes, output_offsets = (plan.metadata(operands, i) for i in (2, 3, 4))
+        for k in range(count * updates):  # our own reads must stay inside our input
+            start, rows = int(input_offsets[k]), int(sizes[k])
+            if rows and (rows < 0 or start < 0 or start + rows > plan.input_rows):
+                raise CollectiveError(
+                    f"{op.describe()}: device {self.rank} sends rows [{start}, {start + rows}) of its "
+                    f"{plan.input_rows}-row input: out of bounds",
+                    device=self.rank,
+                    op=op,
+                )
+        outgoing = np.stack([sizes, output_offsets], axis=1).reshape(count, 2 * updates)
+        incoming = np.empty_like(outgoing)
+        self._wait([comm.Ialltoall(outgoing, incoming)], op, "")
+        row = plan.row_bytes
+        data = _view(operands[0]).reshape(-1, row) if row else np.empty((0, 0), np.uint8)
+        send_counts = [int(sizes[j * updates : (j + 1) * updates].sum()) * row for j in range(count)]
+        packed = [data[int(input_offsets[k]) : int(input_offsets[k]) + int(sizes[k])] for k in range(count * updates)]
+        sendbuf = np.concatenate([p.reshape(-1) for p in packed]) if packed else np.empty(0, np.uint8)
+        recv_counts = [int(incoming[j, 0::2].sum()) * row for j in range(count)]
+        recvbuf = np.empty(sum(recv_counts), np.uint8)
+        self._wait(
+            [comm.Ialltoallv([sendbuf, (send_counts, _displacements(send_counts)), self.MPI.BYTE],
+                             [recvbuf, (recv_counts, _displacements(recv_counts)), self.MPI.BYTE])],
+            op,
+            "",
+        )
+        out = _view(results[0])
+        out[:] = _view(operands[1])  # untouched rows keep `output`
+        cursor = 0
+        for j in range(count):
+            for u in range(updates):
+                rows, dest = int(incoming[j, 2 * u]), int(incoming[j, 2 * u + 1])
+                if rows == 0:
+                    continue
+                if rows < 0 or dest < 0 or dest + rows > plan.output_rows:
+                    raise CollectiveError(
+                        f"{op.describe()}: device {members_of(op, self.rank)[j]} writes rows [{dest}, {dest + rows}) "
+                        f"of device {self.rank}'s {plan.output_rows}-row output: out of bounds",
+                        device=self.rank,
+                        op=op,
+                    )
+                out[dest * row : (dest + rows) * row] = recvbuf[cursor : cursor + rows * row]
+                cursor += rows * row
+
+    def _send(self, op: RuntimeOp, operands: list[Buffer]) -> None:
+        target = op.target_of(self.rank)
+        if target is None:
+            return
+        payload = b"".join(ctypes.string_at(b.address, b.nbytes) for b in operands)
+        request = self._p2p.Isend(payload, dest=target, tag=_TAG_SPACE + op.channel % _TAG_SPACE)
+        self._sends.append((request, payload))
+
+    def _recv(self, op: RuntimeOp, results: list[Buffer]) -> None:
+        *payload, flag = results
+        source = op.source_of(self.rank)
+        if source is None:
+            _view(flag)[0] = 0
+            return
+        data = np.empty(sum(b.nbytes for b in payload), np.uint8)
+        self._wait([self._p2p.Irecv(data, source=source, tag=_TAG_SPACE + op.channel % _TAG_SPACE)], op, "")
+        cursor = 0
+        for buffer in payload:
+            _view(buffer)[:] = data[cursor : cursor + buffer.nbytes]
+            cursor += buffer.nbytes
+        _view(flag)[0] = 1
+
+
+def members_of(op: RuntimeOp, device: int) -> tuple[int, ...]:
+    membership = op.group_of(device)
+    return membership[0] if membership else ()
+
+
+def _displacements(counts: Sequence[int]) -> list[int]:
+    return [int(v) for v in np.concatenate([[0], np.cumsum(counts)[:-1]])] if counts else []
+
+
+def run_on_rank(exe, args: Sequence, *, entry: str | None = None, timeout: float | None = None, comm=None) -> tuple:
+    """Run ``exe`` as the device of this MPI rank; any failure ends the job (see module doc)."""
+    binding = getattr(exe, "_runtime", None)
+    world = comm if comm is not None else load_mpi().COMM_WORLD
+    try:
+        transport = MpiTransport(
+            binding.ops if binding else [],
+            timeout=timeout or (binding.timeout if binding else DEFAULT_TIMEOUT),
+            comm=world,
+        )
+    except BaseException as err:  # noqa: BLE001 - a rank did not start: end the job
+        sys.stderr.write(f"xhlo: device {world.Get_rank()} (MPI rank {world.Get_rank()}) failed: {err}\n")
+        sys.stderr.flush()
+        world.Abort(1)
+        raise
+    num_devices = exe.num_replicas * exe.num_partitions
+    device = Device(transport.rank, exe.num_replicas, exe.num_partitions, transport)
+    try:
+        if transport.size != num_devices:
+            raise CollectiveError(
+                f"the program runs on {num_devices} devices ({exe.num_replicas} replicas x "
+                f"{exe.num_partitions} partitions) but mpiexec started {transport.size} ranks"
+            )
+        with activate(device):
+            result = exe.call_function(entry or exe.entry, *args)
+        transport.finish()
+    except CheckFailure:  # the program ran to its end: a test result, not a fault
+        transport.finish()
+        raise
+    except BaseException as err:  # noqa: BLE001 - the job must end, not hang
+        device.fail(err)
+        raise
+    return result if isinstance(result, tuple) else (result,)

@@ -1,0 +1,282 @@
+"""The runtime ABI: the ops a compiled program calls, and how a call reaches a transport.
+
+``xhlo-lower-runtime-calls`` leaves call site ``k`` as a call of the external
+function ``@xhlo_rt_op<k>(memref...)`` and describes it in the module attribute
+``xhlo.runtime_calls[k]``. ``bind`` reads that table into ``RuntimeOp``s and
+registers one ctypes callback per call site with the ExecutionEngine. A
+callback turns the memref descriptors into ``Buffer`` addresses and hands the
+op to the transport of the *current device* (a thread-local set by whoever
+runs the program: ``run_replicated`` threads, the MPI driver, or a one-device
+call). The transports (``inprocess``, ``mpi``) implement the primitives.
+
+A callback must never raise into JIT code: a failure is recorded on the
+device, reported to the transport (so peers stop waiting for it), and every
+later runtime call of that device returns zeros at once. The error is raised
+in Python when the JIT call returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import threading
+from collections.abc import Iterator
+from typing import NamedTuple, Protocol
+
+from .._mlir import ir
+from ..errors import format_location
+from .errors import CollectiveError, DeviceError
+
+RUNTIME_CALLS_ATTR = "xhlo.runtime_calls"
+SYMBOL_PREFIX = "xhlo_rt_op"
+DEFAULT_TIMEOUT = 300.0  # seconds a device waits for its peers in one collective
+
+
+class Buffer(NamedTuple):
+    address: int
+    nbytes: int
+
+
+@dataclasses.dataclass
+class RuntimeOp:
+    """One runtime call site: which primitive, between which devices, on how many bytes."""
+
+    index: int
+    primitive: str
+    op_name: str
+    location: str
+    signature: str
+    groups: tuple[tuple[int, ...], ...] = ()
+    pairs: tuple[tuple[int, int], ...] = ()
+    channel: int = 0
+    operand_bytes: tuple[int, ...] = ()
+    operand_itemsize: tuple[int, ...] = ()
+    result_bytes: tuple[int, ...] = ()
+    result_itemsize: tuple[int, ...] = ()
+    attrs: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self):
+        self._membership = {d: (g, i) for g in self.groups for i, d in enumerate(g)}
+        self._source = {t: s for s, t in self.pairs}
+        self._targets = {s: t for s, t in self.pairs}
+
+    def describe(self) -> str:
+        return f"{self.op_name} at {self.location}"
+
+    def group_of(self, device: int) -> tuple[tuple[int, ...], int] | None:
+        """(members in group order, position of ``device``), or None outside every group."""
+        return self._membership.get(device)
+
+    def source_of(self, device: int) -> int | None:
+        return self._source.get(device)
+
+    def target_of(self, device: int) -> int | None:
+        return self._targets.get(device)
+
+    @property
+    def num_buffers(self) -> int:
+        return len(self.operand_bytes) + len(self.result_bytes)
+
+
+class Transport(Protocol):
+    """Moves the bytes of a runtime op between devices (threads or MPI ranks)."""
+
+    def execute(self, device: "Device", op: RuntimeOp, operands: list[Buffer], results: list[Buffer]) -> None: ...
+
+    def device_failed(self, device: int, error: BaseException) -> None: ...
+
+
+class Device:
+    """One device of a run: its ids, its transport and its first failure."""
+
+    def __init__(self, index: int, num_replicas: int, num_partitions: int, transport: Transport):
+        self.index = index
+        self.replica, self.partition = divmod(index, num_partitions)
+        self.num_replicas = num_replicas
+        self.num_partitions = num_partitions
+        self.transport = transport
+        self.error: BaseException | None = None
+
+    def execute(self, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]) -> None:
+        if self.error is None:
+            try:
+                self.transport.execute(self, op, operands, results)
+                return
+            except BaseException as err:  # noqa: BLE001 - must not unwind into JIT code
+                self.fail(err, op)
+        for buffer in results:  # a failed device computes on zeros until its program returns
+            ctypes.memset(buffer.address, 0, buffer.nbytes)
+
+    def fail(self, err: BaseException, op: RuntimeOp | None = None) -> None:
+        if self.error is not None:
+            return
+        if not isinstance(err, CollectiveError):
+            where = f" in {op.describe()}" if op else ""
+            wrapped = DeviceError(f"device {self.index}{where}: {type(err).__name__}: {err}", device=self.index, op=op)
+            wrapped.__cause__ = err
+            err = wrapped
+        self.error = err
+        self.transport.device_failed(self.index, err)
+
+
+_local = threading.local()
+
+
+def current_device() -> Device | None:
+    return getattr(_local, "device", None)
+
+
+@contextlib.contextmanager
+def activate(device: Device) -> Iterator[Device]:
+    """Make ``device`` the one runtime calls of this thread act for."""
+    previous = current_device()
+    _local.device = device
+    try:
+        yield device
+    finally:
+        _local.device = previous
+
+
+# -- reading the op table --------------------------------------------------------------
+
+
+def _decode(attr: ir.Attribute):
+    for cast, convert in (
+        (ir.StringAttr, lambda a: a.value),
+        (ir.BoolAttr, lambda a: a.value),
+        (ir.IntegerAttr, lambda a: a.value),
+        (ir.DenseI64ArrayAttr, lambda a: tuple(a)),
+        (ir.DenseIntElementsAttr, _dense_rows),
+    ):
+        try:
+            return convert(cast(attr))
+        except (ValueError, TypeError):
+            continue
+    return str(attr)
+
+
+def _dense_rows(attr: ir.DenseIntElementsAttr) -> tuple[tuple[int, ...], ...]:
+    import numpy as np
+
+    shape = ir.RankedTensorType(attr.type).shape
+    if not shape or 0 in shape:
+        return ()
+    values = np.full(shape, attr[0]) if attr.is_splat else np.array(attr).reshape(shape)
+    return tuple(tuple(int(v) for v in row) for row in values.reshape(shape[0], -1))
+
+
+_FIELDS = {f.name for f in dataclasses.fields(RuntimeOp)}
+
+
+def ops_from_module(module: ir.Module, filename: str | None = None) -> list[RuntimeOp]:
+    """The runtime call table ``xhlo-lower-runtime-calls`` left in ``module``."""
+    attrs = module.operation.attributes
+    if RUNTIME_CALLS_ATTR not in attrs:
+        return []
+    ops = []
+    for entry in ir.ArrayAttr(attrs[RUNTIME_CALLS_ATTR]):
+        fields = {a.name: _decode(a.attr) for a in ir.DictAttr(entry)}
+        fields["op_name"] = fields.pop("op")
+        fields["location"] = format_location(fields["location"], filename)
+        known = {k: v for k, v in fields.items() if k in _FIELDS}
+        known["attrs"] = {k: v for k, v in fields.items() if k not in _FIELDS}
+        ops.append(RuntimeOp(**known))
+    return ops
+
+
+def record_device_counts(module: ir.Module, num_replicas: int | None, num_partitions: int | None) -> None:
+    """Write explicit device counts into the module, where the collective passes read them."""
+    i32 = ir.IntegerType.get_signless(32)
+    for name, value in (("mhlo.num_replicas", num_replicas), ("mhlo.num_partitions", num_partitions)):
+        if value is not None:
+            if value < 1:
+                raise ValueError(f"{name.split('.')[1]} must be at least 1, got {value}")
+            module.operation.attributes[name] = ir.IntegerAttr.get(i32, value)
+
+
+# -- binding to an ExecutionEngine -------------------------------------------------------
+
+
+class _Prefix(ctypes.Structure):
+    """The fields every ranked memref descriptor starts with."""
+
+    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
+
+
+def _buffer(descriptor: int, nbytes: int, itemsize: int) -> Buffer:
+    prefix = _Prefix.from_address(descriptor)
+    return Buffer((prefix.aligned or 0) + prefix.offset * itemsize, nbytes)
+
+
+class RuntimeBinding:
+    """The runtime ops of one compiled program, with their callbacks registered."""
+
+    def __init__(self, ops: list[RuntimeOp], num_replicas: int, num_partitions: int, timeout: float):
+        self.ops = ops
+        self.num_replicas = num_replicas
+        self.num_partitions = num_partitions
+        self.timeout = timeout
+        self._callbacks = []  # the ctypes objects must outlive the engine
+
+    @property
+    def num_devices(self) -> int:
+        return self.num_replicas * self.num_partitions
+
+    def register(self, engine) -> None:
+        for op in self.ops:
+            callback = self._callback(op)
+            self._callbacks.append(callback)
+            engine.register_runtime(f"{SYMBOL_PREFIX}{op.index}", callback)
+
+    def _callback(self, op: RuntimeOp):
+        prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * op.num_buffers))
+        sizes = list(zip(op.operand_bytes, op.operand_itemsize)) + list(zip(op.result_bytes, op.result_itemsize))
+        operand_count = len(op.operand_bytes)
+
+        def call(*descriptors):
+            device = current_device()
+            if device is None:  # cannot happen through invoke(); never raise into JIT code
+                return
+            buffers = [_buffer(d, n, item) for d, (n, item) in zip(descriptors, sizes)]
+            device.execute(op, buffers[:operand_count], buffers[operand_count:])
+
+        return prototype(call)
+
+    def invoke(self, func, packed) -> None:
+        """Run a JIT entry point as the current device (or as the only device)."""
+        device = current_device()
+        if device is not None:
+            func(packed)
+        else:
+            if self.num_devices != 1:
+                raise CollectiveError(
+                    f"this program runs on {self.num_devices} devices ({self.num_replicas} replicas x "
+                    f"{self.num_partitions} partitions): use Executable.run_replicated or mpiexec"
+                )
+            from .inprocess import InProcessWorld
+
+            device = Device(0, 1, 1, InProcessWorld(1, self.timeout))
+            with activate(device):
+                func(packed)
+        if device.error is not None:
+            raise device.error
+
+
+def bind(
+    engine, module: ir.Module, *, timeout: float | None = None, filename: str | None = None
+) -> RuntimeBinding | None:
+    """Register the runtime callbacks of ``module`` with ``engine`` (None: no runtime calls)."""
+    ops = ops_from_module(module, filename)
+    if not ops:
+        return None
+    attrs = module.operation.attributes
+
+    def count(name: str) -> int:
+        return ir.IntegerAttr(attrs[name]).value if name in attrs else 1
+
+    binding = RuntimeBinding(
+        ops, count("mhlo.num_replicas"), count("mhlo.num_partitions"), timeout or DEFAULT_TIMEOUT
+    )
+    binding.register(engine)
+    return binding

@@ -1,0 +1,433 @@
+"""xhlo-lower-collectives: collectives become byte-moving runtime calls plus compiled math.
+
+The linalg lowering has no patterns for communication, and the runtime that
+moves data between devices should not have to know element types or
+reduction regions. So each collective is split in two:
+
+* a ``stablehlo.custom_call @xhlo.runtime.<primitive>`` (side-effecting, so it
+  is never reordered, merged or dropped) that only moves bytes between the
+  devices of a group and synchronizes them. Its ``backend_config`` carries the
+  resolved device groups (global ids, see ``process_groups``) and a signature
+  of the original op, with which the runtime detects devices that disagree;
+* ordinary StableHLO around it that does all typed work: reductions with the
+  op's own region in group order, block layout for all-to-all, concatenation,
+  zero fill for devices that receive nothing.
+
+Primitives (results are in group order, "member j" is the j-th id of the group):
+
+=====================  ============================================================
+``all_gather``         x -> [G, *x]: entry j is member j's x
+``all_to_all``         x: [G, *block] -> [G, *block]: entry j is member j's block for me
+``collective_permute`` x -> (y, received: i1): y = x of my source pair, if any
+``collective_broadcast`` x -> (y, received: i1): y = x of my group's first member
+``ragged_all_to_all``  the six operands of the op -> output with the rows placed
+``send`` / ``recv``    point-to-point over a channel (recv: payloads + received)
+``device_id``          () -> [replica_id, partition_id] as tensor<2xi64>
+=====================  ============================================================
+
+So all_reduce = all_gather + a fold, reduce_scatter = all_to_all of the
+scatter blocks + a fold, all_to_all = block layout + all_to_all + concat.
+``xhlo-lower-runtime-calls`` later turns the custom calls into calls of
+external functions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from xhlo._mlir import ir, stablehlo_api
+from xhlo.dialects import stablehlo as sh
+
+from . import process_groups as pg
+from .base import ModulePass, PassError, walk_ops
+
+RUNTIME_TARGET_PREFIX = "xhlo.runtime."
+RAGGED_ALL_TO_ALL_TARGET = "ragged_all_to_all"
+
+_COLLECTIVE_OPS = (
+    "stablehlo.all_reduce",
+    "stablehlo.cross-replica-sum",
+    "stablehlo.all_gather",
+    "stablehlo.all_to_all",
+    "stablehlo.reduce_scatter",
+    "stablehlo.collective_permute",
+    "stablehlo.collective_broadcast",
+    "stablehlo.replica_id",
+    "stablehlo.partition_id",
+    "stablehlo.send",
+    "stablehlo.recv",
+    "stablehlo.custom_call",
+)
+
+
+# -- reading attributes ---------------------------------------------------------------
+
+
+def _int_matrix(attr: ir.Attribute) -> list[list[int]]:
+    """A 2-D dense integer attribute as lists (negative ids are padding and dropped)."""
+    dense = ir.DenseIntElementsAttr(attr)
+    shape = ir.RankedTensorType(dense.type).shape
+    if len(shape) != 2:
+        raise ValueError(f"expected a 2-D tensor of ids, got {dense.type}")
+    if shape[0] * shape[1] == 0:
+        return []
+    values = np.full(shape, dense[0]) if dense.is_splat else np.array(dense).reshape(shape)
+    return [[int(v) for v in row if v >= 0] for row in values]
+
+
+def _channel_id(op: ir.Operation) -> int:
+    if "channel_handle" not in op.attributes:
+        return 0
+    return stablehlo_api.ChannelHandle(op.attributes["channel_handle"]).handle
+
+
+def _use_global_device_ids(op: ir.Operation) -> bool:
+    return "use_global_device_ids" in op.attributes
+
+
+def _int_attr(op: ir.Operation, name: str) -> int:
+    return ir.IntegerAttr(op.attributes[name]).value
+
+
+def _groups_attr(op: ir.Operation, name: str = "replica_groups") -> list[list[int]]:
+    return _int_matrix(op.attributes[name]) if name in op.attributes else []
+
+
+def signature(op: ir.Operation) -> str:
+    """What every device must agree on: op, types, attributes and region body."""
+    operands = ", ".join(str(v.type) for v in op.operands)
+    results = ", ".join(str(r.type) for r in op.results)
+    attrs = ", ".join(sorted(f"{name} = {op.attributes[name]}" for name in op.attributes))
+    text = f"{op.name}({operands}) -> ({results}) {{{attrs}}}"
+    bodies = [
+        " ".join(inner.operation.name for inner in region.blocks[0].operations)
+        for region in op.regions
+        if len(region.blocks)
+    ]
+    return text + (f" region({'; '.join(bodies)})" if bodies else "")
+
+
+# -- building -------------------------------------------------------------------------
+
+
+def _dense_ids(rows: list[tuple[int, ...]], width: int | None = None) -> ir.Attribute:
+    width = width if width is not None else (len(rows[0]) if rows else 0)
+    array = np.array(rows, dtype=np.int64).reshape(len(rows), width)
+    return ir.DenseIntElementsAttr.get(array)
+
+
+def runtime_call(
+    primitive: str,
+    operands: list[ir.Value],
+    result_types: list[ir.Type],
+    config: dict[str, ir.Attribute],
+) -> list[ir.Value]:
+    """A side-effecting ``@xhlo.runtime.<primitive>`` custom call at the insertion point."""
+    op = sh.create(
+        "stablehlo.custom_call",
+        operands,
+        result_types,
+        {
+            "call_target_name": ir.StringAttr.get(RUNTIME_TARGET_PREFIX + primitive),
+            "has_side_effect": ir.BoolAttr.get(True),
+            "api_version": ir.IntegerAttr.get(sh.i32(), 4),
+            "backend_config": ir.DictAttr.get(config),
+        },
+    )
+    return list(op.results)
+
+
+def _config(op: ir.Operation, groups: list[tuple[int, ...]], **extra: ir.Attribute) -> dict[str, ir.Attribute]:
+    name = op.name
+    if name == "stablehlo.custom_call":
+        name += " @" + ir.StringAttr(op.attributes["call_target_name"]).value
+    config = {
+        "op": ir.StringAttr.get(name),
+        "signature": ir.StringAttr.get(signature(op)),
+        "groups": _dense_ids(groups),
+    }
+    config.update(extra)
+    return config
+
+
+def _i64(value: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(sh.i64(), value)
+
+
+def _stacked_type(value: ir.Value, count: int) -> ir.Type:
+    return sh.tensor_type([count, *sh.shape_of(value)], sh.element_type(value))
+
+
+def _part(stacked: ir.Value, index: int) -> ir.Value:
+    """Entry ``index`` of a [G, ...] tensor, without the leading dimension."""
+    shape = list(sh.shape_of(stacked))
+    start = [index] + [0] * (len(shape) - 1)
+    limit = [index + 1] + shape[1:]
+    return sh.reshape(sh.slice(stacked, start, limit), shape[1:])
+
+
+def _fold(region: ir.Region, stacked: ir.Value, count: int) -> ir.Value:
+    """region(...region(region(x0, x1), x2)..., x{G-1}) elementwise: one order, every device."""
+    elem = ir.RankedTensorType(region.blocks[0].arguments[0].type).element_type
+    if sh.element_type(stacked) != elem:
+        stacked = sh.convert(stacked, elem)
+    acc = _part(stacked, 0)
+    for index in range(1, count):
+        acc = sh.map_region(region, [acc, _part(stacked, index)], elem)
+    return acc
+
+
+def _concat_leading(stacked: ir.Value, dimension: int) -> ir.Value:
+    """[G, s0, ..., sn] -> the G entries concatenated along ``dimension``."""
+    shape = list(sh.shape_of(stacked))
+    count, inner = shape[0], shape[1:]
+    if dimension:
+        stacked = sh.transpose(stacked, [*range(1, dimension + 1), 0, *range(dimension + 1, len(shape))])
+    inner[dimension] *= count
+    return sh.reshape(stacked, inner)
+
+
+def _split_leading(value: ir.Value, dimension: int, count: int) -> ir.Value:
+    """x -> [G, block]: x split into ``count`` blocks along ``dimension``, stacked."""
+    shape = list(sh.shape_of(value))
+    blocked = sh.reshape(value, [*shape[:dimension], count, shape[dimension] // count, *shape[dimension + 1 :]])
+    rank = len(shape) + 1
+    if dimension:
+        blocked = sh.transpose(blocked, [dimension, *range(dimension), *range(dimension + 1, rank)])
+    return blocked
+
+
+def _zeros_unless(received: ir.Value, value: ir.Value) -> ir.Value:
+    """``value`` where the runtime delivered data, zeros of its type otherwise."""
+    return sh.select(received, value, sh.constant(0, value.type))
+
+
+def _replace(op: ir.Operation, values: list[ir.Value]) -> None:
+    for result, value in zip(op.results, values):
+        result.replace_all_uses_with(value)
+    op.erase()
+
+
+# -- the lowering of each op ----------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class _Lowering:
+    grid: pg.DeviceGrid
+
+    def groups(self, op: ir.Operation, mode: str, raw: list[list[int]], *, cover: bool) -> list[tuple[int, ...]]:
+        problem = pg.check_ids(self.grid, mode, raw, cover=cover)
+        if problem:
+            raise PassError(op, problem)
+        return pg.process_groups(self.grid, mode, raw)
+
+    def reduction_groups(self, op: ir.Operation) -> list[tuple[int, ...]]:
+        mode = pg.reduction_mode(_channel_id(op), _use_global_device_ids(op))
+        if _use_global_device_ids(op) and _channel_id(op) <= 0:
+            raise PassError(op, "use_global_device_ids needs a channel_handle with a positive id")
+        return self.equal_groups(op, self.groups(op, mode, _groups_attr(op), cover=True))
+
+    def equal_groups(self, op: ir.Operation, groups: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        if pg.group_size(groups) is None:
+            raise PassError(op, f"replica groups of different sizes are not supported: {[list(g) for g in groups]}")
+        return groups
+
+    # all_gather, all_reduce, reduce_scatter, all_to_all -------------------------------
+
+    def all_gather(self, op: ir.Operation) -> None:
+        groups = self.reduction_groups(op)
+        count = len(groups[0])
+        dimension = _int_attr(op, "all_gather_dim")
+        for x, r in zip(op.operands, op.results):
+            expected = list(sh.shape_of(x))
+            expected[dimension] *= count
+            if list(ir.RankedTensorType(r.type).shape) != expected:
+                raise PassError(op, f"result {r.type} is not {count} operands {x.type} concatenated along {dimension}")
+        xs = list(op.operands)
+        stacked = runtime_call("all_gather", xs, [_stacked_type(x, count) for x in xs], _config(op, groups))
+        _replace(op, [_concat_leading(s, dimension) for s in stacked])
+
+    def all_reduce(self, op: ir.Operation) -> None:
+        groups = self.reduction_groups(op)
+        count = len(groups[0])
+        xs = list(op.operands)
+        stacked = runtime_call("all_gather", xs, [_stacked_type(x, count) for x in xs], _config(op, groups))
+        _replace(op, [_fold(op.regions[0], s, count) for s in stacked])
+
+    def cross_replica_sum(self, op: ir.Operation) -> None:
+        groups = self.equal_groups(op, self.groups(op, pg.CROSS_REPLICA, _groups_attr(op), cover=True))
+        count = len(groups[0])
+        x = op.operands[0]
+        (stacked,) = runtime_call("all_gather", [x], [_stacked_type(x, count)], _config(op, groups))
+        total = _part(stacked, 0)
+        for index in range(1, count):
+            total = sh.add(total, _part(stacked, index))
+        _replace(op, [total])
+
+    def reduce_scatter(self, op: ir.Operation) -> None:
+        groups = self.reduction_groups(op)
+        count = len(groups[0])
+        dimension = _int_attr(op, "scatter_dimension")
+        x = op.operands[0]
+        if sh.shape_of(x)[dimension] % count:
+            raise PassError(op, f"scatter dimension {dimension} of {x.type} does not split into {count} blocks")
+        blocks = _split_leading(x, dimension, count)
+        (received,) = runtime_call("all_to_all", [blocks], [blocks.type], _config(op, groups))
+        _replace(op, [_fold(op.regions[0], received, count)])
+
+    def all_to_all(self, op: ir.Operation) -> None:
+        mode = pg.channel_mode(_channel_id(op))
+        groups = self.equal_groups(op, self.groups(op, mode, _groups_attr(op), cover=True))
+        count = len(groups[0])
+        split, concat = _int_attr(op, "split_dimension"), _int_attr(op, "concat_dimension")
+        if _int_attr(op, "split_count") != count:
+            raise PassError(op, f"split_count {_int_attr(op, 'split_count')} differs from the group size {count}")
+        blocks = []
+        for x in op.operands:
+            if sh.shape_of(x)[split] % count:
+                raise PassError(op, f"split dimension {split} of {x.type} does not split into {count} blocks")
+            blocks.append(_split_leading(x, split, count))
+        received = runtime_call("all_to_all", blocks, [b.type for b in blocks], _config(op, groups))
+        _replace(op, [_concat_leading(r, concat) for r in received])
+
+    # permute, broadcast --------------------------------------------------------------
+
+    def pairs(self, op: ir.Operation, mode: str) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
+        """The mode's groups (covering every device) and the pairs as global ids."""
+        raw = _int_matrix(op.attributes["source_target_pairs"])
+        problem = pg.check_ids(self.grid, mode, [[s] for s, _ in raw], cover=False) or pg.check_ids(
+            self.grid, mode, [[t] for _, t in raw], cover=False
+        )
+        if problem:
+            raise PassError(op, problem.replace("replica_groups", "source_target_pairs"))
+        groups = pg.process_groups(self.grid, mode, [])
+        pairs = [(g[s], g[t]) for g in groups for s, t in raw]
+        return groups, pairs
+
+    def collective_permute(self, op: ir.Operation) -> None:
+        groups, pairs = self.pairs(op, pg.channel_mode(_channel_id(op)))
+        x = op.operands[0]
+        config = _config(op, groups, pairs=_dense_ids(pairs, 2))
+        y, received = runtime_call("collective_permute", [x], [x.type, sh.tensor_type([], sh.i1())], config)
+        _replace(op, [_zeros_unless(received, y)])
+
+    def collective_broadcast(self, op: ir.Operation) -> None:
+        mode = pg.channel_mode(_channel_id(op))
+        groups = self.groups(op, mode, _groups_attr(op), cover=False)
+        x = op.operands[0]
+        y, received = runtime_call(
+            "collective_broadcast", [x], [x.type, sh.tensor_type([], sh.i1())], _config(op, groups)
+        )
+        _replace(op, [_zeros_unless(received, y)])
+
+    # ids -------------------------------------------------------------------------------
+
+    def device_id(self, op: ir.Operation) -> None:
+        (ids,) = runtime_call("device_id", [], [sh.tensor_type([2], sh.i64())], _config(op, []))
+        index = 0 if op.name == "stablehlo.replica_id" else 1
+        part = sh.reshape(sh.slice(ids, [index], [index + 1]), [])
+        result_elem = ir.RankedTensorType(op.results[0].type).element_type
+        _replace(op, [sh.convert(part, result_elem)])
+
+    # ragged all-to-all -------------------------------------------------------------------
+
+    def ragged_all_to_all(self, op: ir.Operation) -> None:
+        try:
+            config = ir.DictAttr(op.attributes["backend_config"])
+        except (KeyError, ValueError, TypeError):
+            raise PassError(op, "ragged_all_to_all needs a backend_config dictionary with replica_groups") from None
+        channel = ir.IntegerAttr(config["channel_id"]).value if "channel_id" in config else 0
+        raw = _int_matrix(config["replica_groups"]) if "replica_groups" in config else []
+        mode = pg.channel_mode(channel)
+        groups = self.equal_groups(op, self.groups(op, mode, raw, cover=True))
+        count = len(groups[0])
+        if len(op.operands) != 6 or len(op.results) != 1:
+            raise PassError(op, "ragged_all_to_all takes (input, output, input_offsets, send_sizes, "
+                            "output_offsets, recv_sizes) and returns the output")
+        data, output, *metadata = op.operands
+        if sh.shape_of(data)[1:] != sh.shape_of(output)[1:] or sh.element_type(data) != sh.element_type(output):
+            raise PassError(op, f"input {data.type} and output {output.type} rows differ")
+        sizes = {int(np.prod(sh.shape_of(m))) for m in metadata}
+        if len(sizes) != 1 or sizes.pop() % count or not all(sh.is_integer(sh.element_type(m)) for m in metadata):
+            raise PassError(op, f"offsets and sizes must be integer tensors of equal size, a multiple of {count}")
+        updates = int(np.prod(sh.shape_of(metadata[0]))) // count
+        extra = {
+            "num_updates": _i64(updates),
+            "input_rows": _i64(sh.shape_of(data)[0]),
+            "output_rows": _i64(sh.shape_of(output)[0]),
+            "channel": _i64(channel),
+        }
+        (result,) = runtime_call("ragged_all_to_all", list(op.operands), [output.type], _config(op, groups, **extra))
+        _replace(op, [result])
+
+    # send / recv --------------------------------------------------------------------------
+
+    def point_to_point(self, op: ir.Operation) -> tuple[dict[str, ir.Attribute], ir.Value]:
+        if "is_host_transfer" in op.attributes and ir.BoolAttr(op.attributes["is_host_transfer"]).value:
+            raise PassError(op, f"'{op.name}' to or from the host is not supported")
+        if "source_target_pairs" not in op.attributes or not _int_matrix(op.attributes["source_target_pairs"]):
+            raise PassError(op, f"'{op.name}' between devices needs source_target_pairs")
+        # channel ids are positive here, so the spec's mode choice says nothing: pairs name
+        # partitions when the program has several, replicas otherwise
+        mode = pg.CROSS_PARTITION if self.grid.partitions > 1 else pg.CROSS_REPLICA
+        groups, pairs = self.pairs(op, mode)
+        config = _config(op, groups, pairs=_dense_ids(pairs, 2), channel=_i64(_channel_id(op)))
+        token = op.operands[len(op.operands) - 1]
+        return config, token
+
+    def send(self, op: ir.Operation) -> None:
+        config, token = self.point_to_point(op)
+        payload = list(op.operands)[:-1]
+        runtime_call("send", payload, [], config)
+        _replace(op, [token])
+
+    def recv(self, op: ir.Operation) -> None:
+        config, token = self.point_to_point(op)
+        payload_types = [r.type for r in op.results][:-1]
+        *payload, received = runtime_call("recv", [], [*payload_types, sh.tensor_type([], sh.i1())], config)
+        _replace(op, [*(_zeros_unless(received, p) for p in payload), token])
+
+
+def device_grid(module: ir.Operation) -> pg.DeviceGrid:
+    """The replica x partition grid from the module's ``mhlo.num_replicas/num_partitions``."""
+
+    def count(name: str) -> int:
+        attrs = module.attributes
+        return ir.IntegerAttr(attrs[name]).value if name in attrs else 1
+
+    return pg.DeviceGrid(count("mhlo.num_replicas"), count("mhlo.num_partitions"))
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerCollectives(ModulePass):
+    """Split collectives into @xhlo.runtime.* custom calls (bytes) and StableHLO (math)."""
+
+    NAME = "xhlo-lower-collectives"
+
+    def run(self, module: ir.Operation) -> None:
+        lowering = _Lowering(device_grid(module))
+        handlers = {
+            "stablehlo.all_reduce": lowering.all_reduce,
+            "stablehlo.cross-replica-sum": lowering.cross_replica_sum,
+            "stablehlo.all_gather": lowering.all_gather,
+            "stablehlo.all_to_all": lowering.all_to_all,
+            "stablehlo.reduce_scatter": lowering.reduce_scatter,
+            "stablehlo.collective_permute": lowering.collective_permute,
+            "stablehlo.collective_broadcast": lowering.collective_broadcast,
+            "stablehlo.replica_id": lowering.device_id,
+            "stablehlo.partition_id": lowering.device_id,
+            "stablehlo.send": lowering.send,
+            "stablehlo.recv": lowering.recv,
+        }
+        for op in walk_ops(module, _COLLECTIVE_OPS):
+            if op.name == "stablehlo.custom_call":
+                target = ir.StringAttr(op.attributes["call_target_name"]).value
+                if target != RAGGED_ALL_TO_ALL_TARGET:
+                    continue
+                handler = lowering.ragged_all_to_all
+            else:
+                handler = handlers[op.name]
+            with ir.InsertionPoint(op), op.location:
+                handler(op)

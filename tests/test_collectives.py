@@ -1,0 +1,770 @@
+"""Collectives on in-process devices (one thread each), against numpy models of the spec.
+
+Covers xhlo-lower-collectives, xhlo-lower-runtime-calls and the in-process
+runtime: every collective, the process-group modes, ragged all-to-all in the
+form JAX emits, send/recv, and what happens when devices fail or disagree.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xhlo
+from xhlo.runtime import CollectiveAborted, CollectiveError, CollectiveMismatch, CollectiveTimeout
+
+RNG = np.random.default_rng(7)
+
+DTYPES = {
+    "f32": np.float32,
+    "bf16": ml_dtypes.bfloat16,
+    "i32": np.int32,
+    "i64": np.int64,
+}
+
+
+def module(signature: str, body: str, *, replicas: int = 1, partitions: int = 1) -> str:
+    return (
+        f"module attributes {{mhlo.num_replicas = {replicas} : i32, mhlo.num_partitions = {partitions} : i32}} {{\n"
+        f"func.func @main{signature} {{\n{body}\n}}\n}}\n"
+    )
+
+
+def region(op: str, elem: str) -> str:
+    return (
+        f"({{\n  ^bb0(%a: tensor<{elem}>, %b: tensor<{elem}>):\n"
+        f"    %r = stablehlo.{op} %a, %b : tensor<{elem}>\n"
+        f"    stablehlo.return %r : tensor<{elem}>\n  }})"
+    )
+
+
+def groups_attr(groups) -> str:
+    rows = ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups)
+    count = len(groups)
+    width = len(groups[0]) if groups else 0
+    return f"dense<[{rows}]> : tensor<{count}x{width}xi64>" if groups else "dense<> : tensor<0x0xi64>"
+
+
+def sample(shape, dtype, device: int) -> np.ndarray:
+    """Small integers (exact in every dtype), different per device."""
+    values = RNG.integers(-8, 9, size=shape) + device
+    return values.astype(dtype)
+
+
+def run(src: str, args_per_device, **options):
+    exe = xhlo.compile(src, **options)
+    return exe, exe.run_replicated(args_per_device)
+
+
+# -- all_reduce ---------------------------------------------------------------------------------
+
+
+def test_all_reduce_spec_example():
+    src = module(
+        "(%x: tensor<2xf32>) -> tensor<2xf32>",
+        f"""  %0 = "stablehlo.all_reduce"(%x) {region("add", "f32")} {{replica_groups = {groups_attr([[0, 1]])}}}
+      : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>""",
+        replicas=2,
+    )
+    _, out = run(src, [(np.array([1.0, 2.5], np.float32),), (np.array([3.0, 5.25], np.float32),)])
+    for (result,) in out:
+        np.testing.assert_array_equal(result, [4.0, 7.75])
+
+
+@pytest.mark.parametrize("elem", list(DTYPES))
+@pytest.mark.parametrize("op,fold", [("add", np.add), ("maximum", np.maximum), ("multiply", np.multiply)])
+def test_all_reduce_groups_and_dtypes(elem, op, fold):
+    dtype = DTYPES[elem]
+    groups = [[0, 2], [3, 1]]
+    src = module(
+        f"(%x: tensor<3x2x{elem}>) -> tensor<3x2x{elem}>",
+        f"""  %0 = "stablehlo.all_reduce"(%x) {region(op, elem)} {{replica_groups = {groups_attr(groups)}}}
+      : (tensor<3x2x{elem}>) -> tensor<3x2x{elem}>
+  return %0 : tensor<3x2x{elem}>""",
+        replicas=4,
+    )
+    xs = [sample((3, 2), dtype, d) for d in range(4)]
+    _, out = run(src, [(x,) for x in xs])
+    for group in groups:
+        expected = xs[group[0]]
+        for member in group[1:]:
+            expected = fold(expected, xs[member]).astype(dtype)
+        for member in group:
+            assert out[member][0].dtype == dtype
+            np.testing.assert_array_equal(out[member][0], expected)
+
+
+def test_all_reduce_applies_the_region_in_group_order():
+    """subtract is not associative: ((x3 - x1) - x0) - x2 for the group [3, 1, 0, 2]."""
+    src = module(
+        "(%x: tensor<4xi32>) -> tensor<4xi32>",
+        f"""  %0 = "stablehlo.all_reduce"(%x) {region("subtract", "i32")} {{replica_groups = {groups_attr([[3, 1, 0, 2]])}}}
+      : (tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>""",
+        replicas=4,
+    )
+    xs = [np.arange(4, dtype=np.int32) * (d + 1) + d for d in range(4)]
+    _, out = run(src, [(x,) for x in xs])
+    expected = ((xs[3] - xs[1]) - xs[0]) - xs[2]
+    for d in range(4):
+        np.testing.assert_array_equal(out[d][0], expected)
+
+
+def test_variadic_all_reduce_spec_example():
+    src = module(
+        "(%x: tensor<4xi64>, %y: tensor<4xi64>) -> (tensor<4xi64>, tensor<4xi64>)",
+        f"""  %0:2 = "stablehlo.all_reduce"(%x, %y) {region("add", "i64")} {{replica_groups = {groups_attr([[0, 1]])},
+      channel_handle = #stablehlo.channel_handle<handle = 0, type = 0>}}
+      : (tensor<4xi64>, tensor<4xi64>) -> (tensor<4xi64>, tensor<4xi64>)
+  return %0#0, %0#1 : tensor<4xi64>, tensor<4xi64>""",
+        replicas=2,
+    )
+    a = [np.array([1, 2, 3, 4]), np.array([5, 6, 7, 8])]
+    b = [np.array([9, 10, 11, 12]), np.array([13, 14, 15, 16])]
+    _, out = run(src, [(a[d], b[d]) for d in range(2)])
+    for d in range(2):
+        np.testing.assert_array_equal(out[d][0], [6, 8, 10, 12])
+        np.testing.assert_array_equal(out[d][1], [22, 24, 26, 28])
+
+
+def test_cross_replica_sum():
+    src = module(
+        "(%x: tensor<3xf32>) -> tensor<3xf32>",
+        f"""  %0 = "stablehlo.cross-replica-sum"(%x) {{replica_groups = {groups_attr([[0, 1], [2, 3]])}}}
+      : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>""",
+        replicas=4,
+    )
+    xs = [sample(3, np.float32, d) for d in range(4)]
+    _, out = run(src, [(x,) for x in xs])
+    for d in range(4):
+        np.testing.assert_array_equal(out[d][0], xs[d & ~1] + xs[d | 1])
+
+
+def test_all_reduce_in_a_loop():
+    """Every iteration is a separate collective: counts and order must line up."""
+    src = module(
+        "(%x: tensor<2xf32>) -> tensor<2xf32>",
+        f"""  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c3 = stablehlo.constant dense<3> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %acc = %x) : tensor<i32>, tensor<2xf32>
+    cond {{
+      %lt = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    }} do {{
+      %s = "stablehlo.all_reduce"(%acc) {region("add", "f32")} {{replica_groups = {groups_attr([])}}}
+          : (tensor<2xf32>) -> tensor<2xf32>
+      %n = stablehlo.add %i, %c1 : tensor<i32>
+      stablehlo.return %n, %s : tensor<i32>, tensor<2xf32>
+    }}
+  return %r#1 : tensor<2xf32>""",
+        replicas=2,
+    )
+    xs = [np.array([1.0, 2.0], np.float32), np.array([3.0, -1.0], np.float32)]
+    _, out = run(src, [(x,) for x in xs])
+    expected = (xs[0] + xs[1]) * 4  # sum, then doubled twice
+    for d in range(2):
+        np.testing.assert_array_equal(out[d][0], expected)
+
+
+# -- all_gather, reduce_scatter, all_to_all ------------------------------------------------------
+
+
+@pytest.mark.parametrize("elem", list(DTYPES))
+@pytest.mark.parametrize("dimension", [0, 1])
+def test_all_gather(elem, dimension):
+    dtype = DTYPES[elem]
+    groups = [[1, 3], [2, 0]]
+    shape = (2, 3)
+    out_shape = list(shape)
+    out_shape[dimension] *= 2
+    result = f"tensor<{out_shape[0]}x{out_shape[1]}x{elem}>"
+    src = module(
+        f"(%x: tensor<2x3x{elem}>) -> {result}",
+        f"""  %0 = "stablehlo.all_gather"(%x) {{all_gather_dim = {dimension} : i64, replica_groups = {groups_attr(groups)}}}
+      : (tensor<2x3x{elem}>) -> {result}
+  return %0 : {result}""",
+        replicas=4,
+    )
+    xs = [sample(shape, dtype, d) for d in range(4)]
+    _, out = run(src, [(x,) for x in xs])
+    for group in groups:
+        expected = np.concatenate([xs[m] for m in group], axis=dimension)
+        for member in group:
+            np.testing.assert_array_equal(out[member][0], expected)
+
+
+def test_all_gather_spec_example():
+    src = module(
+        "(%x: tensor<2xf32>) -> tensor<4xf32>",
+        """  %0 = "stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}
+      : (tensor<2xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>""",
+        replicas=2,
+    )
+    _, out = run(src, [(np.array([1.0, 2.5], np.float32),), (np.array([3.0, 5.25], np.float32),)])
+    for (result,) in out:
+        np.testing.assert_array_equal(result, [1.0, 2.5, 3.0, 5.25])
+
+
+def test_reduce_scatter_spec_example():
+    src = module(
+        "(%x: tensor<2x4xi64>) -> tensor<2x2xi64>",
+        f"""  %0 = "stablehlo.reduce_scatter"(%x) {region("add", "i64")} {{scatter_dimension = 1 : i64,
+      replica_groups = {groups_attr([[0, 1]])}, channel_handle = #stablehlo.channel_handle<handle = 0, type = 0>}}
+      : (tensor<2x4xi64>) -> tensor<2x2xi64>
+  return %0 : tensor<2x2xi64>""",
+        replicas=2,
+    )
+    a = np.array([[1, 2, 3, 4], [5, 6, 7, 8]])
+    b = np.array([[9, 10, 11, 12], [13, 14, 15, 16]])
+    _, out = run(src, [(a,), (b,)])
+    np.testing.assert_array_equal(out[0][0], [[10, 12], [18, 20]])
+    np.testing.assert_array_equal(out[1][0], [[14, 16], [22, 24]])
+
+
+@pytest.mark.parametrize("elem", ["f32", "bf16", "i32"])
+def test_reduce_scatter_four_devices(elem):
+    dtype = DTYPES[elem]
+    groups = [[2, 0, 3, 1]]
+    src = module(
+        f"(%x: tensor<8x3x{elem}>) -> tensor<2x3x{elem}>",
+        f"""  %0 = "stablehlo.reduce_scatter"(%x) {region("add", elem)} {{scatter_dimension = 0 : i64,
+      replica_groups = {groups_attr(groups)}}} : (tensor<8x3x{elem}>) -> tensor<2x3x{elem}>
+  return %0 : tensor<2x3x{elem}>""",
+        replicas=4,
+    )
+    xs = [sample((8, 3), dtype, d) for d in range(4)]
+    _, out = run(src, [(x,) for x in xs])
+    total = xs[2]
+    for member in groups[0][1:]:
+        total = (total + xs[member]).astype(dtype)
+    for position, member in enumerate(groups[0]):
+        np.testing.assert_array_equal(out[member][0], total[2 * position : 2 * position + 2])
+
+
+def test_all_to_all_spec_example():
+    src = module(
+        "(%x: tensor<2x4xi64>, %y: tensor<2x4xi64>) -> (tensor<4x2xi64>, tensor<4x2xi64>)",
+        """  %0:2 = "stablehlo.all_to_all"(%x, %y) {split_dimension = 1 : i64, concat_dimension = 0 : i64,
+      split_count = 2 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}
+      : (tensor<2x4xi64>, tensor<2x4xi64>) -> (tensor<4x2xi64>, tensor<4x2xi64>)
+  return %0#0, %0#1 : tensor<4x2xi64>, tensor<4x2xi64>""",
+        replicas=2,
+    )
+    x = [np.arange(1, 9).reshape(2, 4), np.arange(9, 17).reshape(2, 4)]
+    y = [np.arange(17, 25).reshape(2, 4), np.arange(25, 33).reshape(2, 4)]
+    _, out = run(src, [(x[d], y[d]) for d in range(2)])
+    np.testing.assert_array_equal(out[0][0], [[1, 2], [5, 6], [9, 10], [13, 14]])
+    np.testing.assert_array_equal(out[1][0], [[3, 4], [7, 8], [11, 12], [15, 16]])
+    np.testing.assert_array_equal(out[0][1], [[17, 18], [21, 22], [25, 26], [29, 30]])
+    np.testing.assert_array_equal(out[1][1], [[19, 20], [23, 24], [27, 28], [31, 32]])
+
+
+@pytest.mark.parametrize("split,concat", [(0, 2), (2, 0), (1, 1)])
+@pytest.mark.parametrize("elem", ["f32", "bf16", "i64"])
+def test_all_to_all_model(split, concat, elem):
+    dtype = DTYPES[elem]
+    groups = [[1, 2], [3, 0]]
+    shape = [4, 2, 6]
+    result_shape = list(shape)
+    result_shape[split] //= 2
+    result_shape[concat] *= 2
+    t_in = f"tensor<{'x'.join(map(str, shape))}x{elem}>"
+    t_out = f"tensor<{'x'.join(map(str, result_shape))}x{elem}>"
+    src = module(
+        f"(%x: {t_in}) -> {t_out}",
+        f"""  %0 = "stablehlo.all_to_all"(%x) {{split_dimension = {split} : i64, concat_dimension = {concat} : i64,
+      split_count = 2 : i64, replica_groups = {groups_attr(groups)}}} : ({t_in}) -> {t_out}
+  return %0 : {t_out}""",
+        replicas=4,
+    )
+    xs = [sample(shape, dtype, d) for d in range(4)]
+    _, out = run(src, [(x,) for x in xs])
+    for group in groups:
+        for position, member in enumerate(group):
+            parts = [np.split(xs[sender], 2, axis=split)[position] for sender in group]
+            np.testing.assert_array_equal(out[member][0], np.concatenate(parts, axis=concat))
+
+
+# -- permute, broadcast, ids ----------------------------------------------------------------------
+
+
+def test_collective_permute_spec_example():
+    """3 replicas, pairs (0->1), (1->2): replica 0 is no target and gets zeros."""
+    src = module(
+        "(%x: tensor<2x2xf32>) -> tensor<2x2xf32>",
+        """  %0 = "stablehlo.collective_permute"(%x) {source_target_pairs = dense<[[0, 1], [1, 2]]> : tensor<2x2xi64>,
+      channel_handle = #stablehlo.channel_handle<handle = 0, type = 0>} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>""",
+        replicas=3,
+    )
+    xs = [np.full((2, 2), d + 1, np.float32) for d in range(3)]
+    _, out = run(src, [(x,) for x in xs])
+    np.testing.assert_array_equal(out[0][0], np.zeros((2, 2)))
+    np.testing.assert_array_equal(out[1][0], xs[0])
+    np.testing.assert_array_equal(out[2][0], xs[1])
+
+
+@pytest.mark.parametrize("elem", ["bf16", "i32", "i1"])
+def test_collective_permute_cycle(elem):
+    dtype = {"i1": np.bool_, **DTYPES}[elem]
+    src = module(
+        f"(%x: tensor<5x{elem}>) -> tensor<5x{elem}>",
+        f"""  %0 = "stablehlo.collective_permute"(%x) {{source_target_pairs = dense<[[0, 3], [3, 1], [1, 2], [2, 0]]> : tensor<4x2xi64>}}
+      : (tensor<5x{elem}>) -> tensor<5x{elem}>
+  return %0 : tensor<5x{elem}>""",
+        replicas=4,
+    )
+    xs = [(sample(5, np.int32, d) > 0).astype(dtype) if elem == "i1" else sample(5, dtype, d) for d in range(4)]
+    _, out = run(src, [(x,) for x in xs])
+    for source, target in [(0, 3), (3, 1), (1, 2), (2, 0)]:
+        np.testing.assert_array_equal(out[target][0], xs[source])
+
+
+def test_collective_broadcast_spec_example():
+    """4 replicas, groups [[2, 1]]: 1 and 2 get replica 2's operand, 0 and 3 zeros."""
+    src = module(
+        "(%x: tensor<1x2xi64>) -> tensor<1x2xi64>",
+        """  %0 = "stablehlo.collective_broadcast"(%x) {replica_groups = dense<[[2, 1]]> : tensor<1x2xi64>,
+      channel_handle = #stablehlo.channel_handle<handle = 0, type = 0>} : (tensor<1x2xi64>) -> tensor<1x2xi64>
+  return %0 : tensor<1x2xi64>""",
+        replicas=4,
+    )
+    xs = [np.array([[1, 2]]), np.array([[3, 4]]), np.array([[5, 6]]), np.array([[7, 8]])]
+    _, out = run(src, [(x,) for x in xs])
+    for d, expected in enumerate([[[0, 0]], [[5, 6]], [[5, 6]], [[0, 0]]]):
+        np.testing.assert_array_equal(out[d][0], expected)
+
+
+def test_replica_and_partition_ids():
+    src = module(
+        "() -> (tensor<ui32>, tensor<ui32>)",
+        """  %r = stablehlo.replica_id : tensor<ui32>
+  %p = stablehlo.partition_id : tensor<ui32>
+  return %r, %p : tensor<ui32>, tensor<ui32>""",
+        replicas=2,
+        partitions=3,
+    )
+    _, out = run(src, [() for _ in range(6)])
+    assert [(int(r), int(p)) for r, p in out] == [(d // 3, d % 3) for d in range(6)]
+
+
+# -- process-group modes (2 replicas x 2 partitions: device = replica * 2 + partition) -----------
+
+
+def _all_reduce_mode(attrs: str) -> list[np.ndarray]:
+    src = module(
+        "(%x: tensor<2xi32>) -> tensor<2xi32>",
+        f"""  %0 = "stablehlo.all_reduce"(%x) {region("add", "i32")} {{{attrs}}} : (tensor<2xi32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>""",
+        replicas=2,
+        partitions=2,
+    )
+    xs = [np.array([1, 10], np.int32) * 10**d for d in range(4)]
+    _, out = run(src, [(x,) for x in xs])
+    return xs, [o[0] for o in out]
+
+
+def test_cross_replica_mode():
+    """No channel: groups name replicas, one group per partition."""
+    xs, out = _all_reduce_mode(f"replica_groups = {groups_attr([[0, 1]])}")
+    for d in range(4):
+        partition = d % 2
+        np.testing.assert_array_equal(out[d], xs[partition] + xs[2 + partition])
+
+
+def test_cross_replica_and_partition_mode():
+    """A channel without global ids: the replica group spans every partition."""
+    xs, out = _all_reduce_mode(
+        f"replica_groups = {groups_attr([[0], [1]])}, channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>"
+    )
+    for d in range(4):
+        replica = d // 2
+        np.testing.assert_array_equal(out[d], xs[2 * replica] + xs[2 * replica + 1])
+
+
+def test_flattened_ids_mode():
+    xs, out = _all_reduce_mode(
+        f"replica_groups = {groups_attr([[0, 3], [2, 1]])}, "
+        "channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids"
+    )
+    for group in ([0, 3], [2, 1]):
+        for d in group:
+            np.testing.assert_array_equal(out[d], xs[group[0]] + xs[group[1]])
+
+
+def test_cross_partition_permute():
+    """collective_permute with a channel: pairs name partitions, within each replica."""
+    src = module(
+        "(%x: tensor<2xi32>) -> tensor<2xi32>",
+        """  %0 = "stablehlo.collective_permute"(%x) {source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>,
+      channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>} : (tensor<2xi32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>""",
+        replicas=2,
+        partitions=2,
+    )
+    xs = [np.array([d, d + 10], np.int32) for d in range(4)]
+    _, out = run(src, [(x,) for x in xs])
+    for replica in range(2):
+        np.testing.assert_array_equal(out[2 * replica][0], [0, 0])
+        np.testing.assert_array_equal(out[2 * replica + 1][0], xs[2 * replica])
+
+
+def test_compile_options_set_the_device_grid():
+    src = """func.func @main(%x: tensor<2xf32>) -> tensor<6xf32> {
+  %0 = "stablehlo.all_gather"(%x) {all_gather_dim = 0 : i64, replica_groups = dense<> : tensor<0x0xi64>}
+      : (tensor<2xf32>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}"""
+    exe = xhlo.compile(src, num_replicas=3)
+    assert (exe.num_replicas, exe.num_partitions) == (3, 1)
+    xs = [np.array([d, -d], np.float32) for d in range(3)]
+    for (result,) in exe.run_replicated([(x,) for x in xs]):
+        np.testing.assert_array_equal(result, np.concatenate(xs))
+
+
+# -- ragged all-to-all --------------------------------------------------------------------------------
+
+
+RAGGED = """  %0 = stablehlo.custom_call @ragged_all_to_all(%x, %out, %io, %ss, %oo, %rs) {{api_version = 4 : i32,
+      backend_config = {{replica_groups = {groups}{channel}}}}}
+      : ({data}, {output}, {meta}, {meta}, {meta}, {meta}) -> {output}
+  return %0 : {output}"""
+
+
+def ragged_module(data: str, output: str, meta: str, groups, *, channel: int | None = None, replicas=2, partitions=1):
+    body = RAGGED.format(
+        groups=groups_attr(groups),
+        channel="" if channel is None else f", channel_id = {channel} : i64",
+        data=data,
+        output=output,
+        meta=meta,
+    )
+    signature = f"(%x: {data}, %out: {output}, %io: {meta}, %ss: {meta}, %oo: {meta}, %rs: {meta}) -> {output}"
+    return module(signature, body, replicas=replicas, partitions=partitions)
+
+
+def ragged_model(group, inputs, outputs, input_offsets, send_sizes, output_offsets):
+    """Receiver-side model of the spec: every update lands in the receiver's coordinates."""
+    results = {d: outputs[d].copy() for d in group}
+    size = len(group)
+    for sender in group:
+        io = input_offsets[sender].reshape(size, -1)
+        ss = send_sizes[sender].reshape(size, -1)
+        oo = output_offsets[sender].reshape(size, -1)
+        for position, receiver in enumerate(group):
+            for u in range(io.shape[1]):
+                n = ss[position, u]
+                results[receiver][oo[position, u] : oo[position, u] + n] = inputs[sender][io[position, u] : io[position, u] + n]
+    return results
+
+
+@pytest.mark.parametrize("index", ["i32", "i64"])
+def test_ragged_all_to_all_seed_example(index):
+    itype = DTYPES[index]
+    src = ragged_module("tensor<3xf32>", "tensor<4xf32>", f"tensor<2x{index}>", [[0, 1]])
+    v = lambda *x: np.array(x, itype)  # noqa: E731
+    f = lambda *x: np.array(x, np.float32)  # noqa: E731
+    _, out = run(
+        src,
+        [
+            (f(1, 2, 2), f(0, 0, 0, 0), v(0, 1), v(1, 2), v(0, 0), v(1, 1)),
+            (f(3, 4, 0), f(0, 0, 0, 0), v(0, 1), v(1, 1), v(1, 2), v(2, 1)),
+        ],
+    )
+    np.testing.assert_array_equal(out[0][0], [1, 3, 0, 0])
+    np.testing.assert_array_equal(out[1][0], [2, 2, 4, 0])
+
+
+def _random_ragged(group, rows_in, rows_out, updates, row_shape, dtype, itype):
+    """Offsets and sizes of a valid exchange: each receiver's slots do not overlap."""
+    size = len(group)
+    inputs, outputs, io, ss, oo = {}, {}, {}, {}, {}
+    for d in group:
+        inputs[d] = sample((rows_in, *row_shape), dtype, d)
+        outputs[d] = np.full((rows_out, *row_shape), -1, dtype)
+        io[d] = np.zeros((size, updates), itype)
+        ss[d] = np.zeros((size, updates), itype)
+        oo[d] = np.zeros((size, updates), itype)
+    for position, receiver in enumerate(group):
+        cursor = 0
+        for sender in group:
+            for u in range(updates):
+                n = int(RNG.integers(0, 3))
+                start = int(RNG.integers(0, rows_in - n + 1))
+                io[sender][position, u], ss[sender][position, u], oo[sender][position, u] = start, n, cursor
+                cursor += n
+        assert cursor <= rows_out
+    recv = {d: np.zeros((size, updates), itype) for d in group}
+    for position, receiver in enumerate(group):
+        for j, sender in enumerate(group):
+            recv[receiver][j] = ss[sender][position]
+    return inputs, outputs, io, ss, oo, recv
+
+
+@pytest.mark.parametrize("updates,meta_shape", [(1, "4"), (2, "4x2"), (2, "8")])
+def test_ragged_all_to_all_model(updates, meta_shape):
+    """4 devices, 2-D rows, cross-partition groups, several updates per peer."""
+    group = [2, 0, 3, 1]
+    inputs, outputs, io, ss, oo, recv = _random_ragged(group, 6, 24, updates, (3,), np.float32, np.int64)
+    shape = tuple(int(s) for s in meta_shape.split("x"))
+    src = ragged_module(
+        "tensor<6x3xf32>", "tensor<24x3xf32>", f"tensor<{meta_shape}xi64>", [group], channel=1, replicas=1, partitions=4
+    )
+    args = [(inputs[d], outputs[d], io[d].reshape(shape), ss[d].reshape(shape), oo[d].reshape(shape), recv[d].reshape(shape)) for d in range(4)]
+    _, out = run(src, args)
+    expected = ragged_model(group, inputs, outputs, io, ss, oo)
+    for d in range(4):
+        np.testing.assert_array_equal(out[d][0], expected[d])
+
+
+def test_ragged_all_to_all_out_of_bounds_is_an_error():
+    src = ragged_module("tensor<3xf32>", "tensor<4xf32>", "tensor<2xi32>", [[0, 1]])
+    v = lambda *x: np.array(x, np.int32)  # noqa: E731
+    f = lambda *x: np.array(x, np.float32)  # noqa: E731
+    exe = xhlo.compile(src)
+    with pytest.raises(CollectiveError, match=r"rows \[5, 6\) of device 1's 4-row output: out of bounds"):
+        exe.run_replicated(
+            [
+                (f(1, 2, 2), f(0, 0, 0, 0), v(0, 1), v(1, 2), v(0, 0), v(1, 1)),
+                (f(3, 4, 0), f(0, 0, 0, 0), v(0, 1), v(1, 1), v(1, 5), v(2, 1)),
+            ]
+        )
+
+
+# -- send / recv ------------------------------------------------------------------------------
+
+
+def test_send_recv_with_tokens():
+    """Replica 0 sends to 1 over channel 5, ordered by tokens; replica 0 receives nothing (zeros)."""
+    src = module(
+        "(%x: tensor<3xi32>) -> tensor<3xi32>",
+        """  %t0 = stablehlo.after_all : !stablehlo.token
+  %t1 = "stablehlo.send"(%x, %t0) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 1>,
+      is_host_transfer = false, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}
+      : (tensor<3xi32>, !stablehlo.token) -> !stablehlo.token
+  %t2 = stablehlo.after_all %t0, %t1 : !stablehlo.token
+  %r:2 = "stablehlo.recv"(%t2) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 1>,
+      is_host_transfer = false, source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}
+      : (!stablehlo.token) -> (tensor<3xi32>, !stablehlo.token)
+  return %r#0 : tensor<3xi32>""",
+        replicas=2,
+    )
+    xs = [np.array([1, 2, 3], np.int32), np.array([4, 5, 6], np.int32)]
+    _, out = run(src, [(x,) for x in xs])
+    np.testing.assert_array_equal(out[0][0], [0, 0, 0])
+    np.testing.assert_array_equal(out[1][0], [1, 2, 3])
+
+
+def test_send_from_the_host_is_rejected():
+    src = module(
+        "(%x: tensor<3xi32>) -> tensor<3xi32>",
+        """  %t0 = stablehlo.after_all : !stablehlo.token
+  %t1 = "stablehlo.send"(%x, %t0) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 2>,
+      is_host_transfer = true} : (tensor<3xi32>, !stablehlo.token) -> !stablehlo.token
+  return %x : tensor<3xi32>""",
+    )
+    with pytest.raises(xhlo.CompilerError, match="to or from the host is not supported"):
+        xhlo.compile(src)
+
+
+# -- one device, plain calls -----------------------------------------------------------------------
+
+
+def test_one_device_program_runs_with_a_plain_call():
+    src = module(
+        "(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<ui32>)",
+        f"""  %0 = "stablehlo.all_reduce"(%x) {region("add", "f32")} {{replica_groups = {groups_attr([])}}}
+      : (tensor<2xf32>) -> tensor<2xf32>
+  %1 = stablehlo.replica_id : tensor<ui32>
+  return %0, %1 : tensor<2xf32>, tensor<ui32>""",
+    )
+    exe = xhlo.compile(src)
+    total, replica = exe(np.array([1.5, -2.0], np.float32))
+    np.testing.assert_array_equal(total, [1.5, -2.0])
+    assert int(replica) == 0
+
+
+def test_plain_call_of_a_multi_device_program_says_how_to_run_it():
+    src = module(
+        "() -> tensor<ui32>",
+        "  %r = stablehlo.replica_id : tensor<ui32>\n  return %r : tensor<ui32>",
+        replicas=2,
+    )
+    exe = xhlo.compile(src)
+    with pytest.raises(CollectiveError, match="runs on 2 devices .* use Executable.run_replicated"):
+        exe()
+    assert [int(r[0]) for r in exe.run_replicated([(), ()])] == [0, 1]
+
+
+def test_group_ids_out_of_range_are_a_compile_error():
+    src = module(
+        "(%x: tensor<2xf32>) -> tensor<2xf32>",
+        """  %0 = "stablehlo.collective_broadcast"(%x) {replica_groups = dense<[[1, 3]]> : tensor<1x2xi64>}
+      : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>""",
+        replicas=2,
+    )
+    with pytest.raises(xhlo.CompilerError, match="replica id 3 is out of range: the program has 2 replicas"):
+        xhlo.compile(src)
+
+
+# -- faults ---------------------------------------------------------------------------------------
+
+
+SUM_2 = module(
+    "(%x: tensor<4xf32>) -> tensor<4xf32>",
+    f"""  %0 = "stablehlo.all_reduce"(%x) {region("add", "f32")} {{replica_groups = {groups_attr([[0, 1]])}}}
+      : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>""",
+    replicas=2,
+)
+
+
+def test_a_failing_device_makes_its_peers_fail_naming_it():
+    exe = xhlo.compile(SUM_2, collective_timeout=60)
+    start = time.monotonic()
+    with pytest.raises(CollectiveError) as info:
+        exe.run_replicated([(np.ones(4, np.float32),), (np.ones(3, np.float32),)])
+    assert time.monotonic() - start < 30  # well before the timeout: peers learn at once
+    errors = info.value.errors
+    assert isinstance(errors[1], ValueError) and "expected shape (4,)" in str(errors[1])
+    assert isinstance(errors[0], CollectiveAborted)
+    assert "device 1 failed" in str(errors[0]) and "stablehlo.all_reduce at" in str(errors[0])
+    assert str(info.value).startswith("2 of 2 device(s) failed; first failure on device 1")
+
+
+class _SlowArgument:
+    """An argument whose conversion takes a while: its device joins late."""
+
+    def __init__(self, delay: float, value: np.ndarray):
+        self.delay, self.value = delay, value
+
+    def __array__(self, dtype=None, copy=None):
+        time.sleep(self.delay)
+        return self.value
+
+
+def test_a_late_device_times_out_its_peers():
+    exe = xhlo.compile(SUM_2)
+    x = np.ones(4, np.float32)
+    with pytest.raises(CollectiveTimeout) as info:
+        exe.run_replicated([(x,), (_SlowArgument(1.5, x),)], timeout=0.3)
+    errors = info.value.errors
+    assert isinstance(errors[0], CollectiveTimeout)
+    assert "timed out after 0.3 s waiting for device(s) [1]" in str(errors[0])
+    assert isinstance(errors[1], CollectiveAborted) and "device 0 gave up" in str(errors[1])
+
+
+CASE_ON_REPLICA = module(
+    "(%x: tensor<4xf32>) -> tensor<4xf32>",
+    f"""  %id = stablehlo.replica_id : tensor<ui32>
+  %i = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
+  %r = "stablehlo.case"(%i) ({{
+    %0 = "stablehlo.all_reduce"(%x) {region("add", "f32")} {{replica_groups = {groups_attr([[0, 1]])}}}
+        : (tensor<4xf32>) -> tensor<4xf32>
+    stablehlo.return %0 : tensor<4xf32>
+  }}, {{
+    %1 = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
+        : (tensor<4xf32>) -> tensor<8xf32>
+    %2 = stablehlo.slice %1 [0:4] : (tensor<8xf32>) -> tensor<4xf32>
+    stablehlo.return %2 : tensor<4xf32>
+  }}, {{
+    stablehlo.return %x : tensor<4xf32>
+  }}) : (tensor<i32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>""",
+    replicas=2,
+)
+
+
+def test_different_collectives_are_reported_as_a_mismatch():
+    exe = xhlo.compile(CASE_ON_REPLICA)
+    x = np.ones(4, np.float32)
+    with pytest.raises(CollectiveMismatch, match="the devices run different collectives") as info:
+        exe.run_replicated([(x,), (x,)], timeout=60)
+    text = str(info.value)
+    assert "device 0 runs stablehlo.all_reduce" in text and "device 1 runs stablehlo.all_gather" in text
+
+
+def test_a_device_skipping_a_collective_is_reported():
+    """Replica 1 takes the branch without a collective and finishes."""
+    src = CASE_ON_REPLICA.replace(
+        "%i = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>",
+        "%i1 = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>\n"
+        "  %two = stablehlo.constant dense<2> : tensor<i32>\n  %i = stablehlo.multiply %i1, %two : tensor<i32>",
+    )
+    exe = xhlo.compile(src)
+    x = np.ones(4, np.float32)
+    with pytest.raises(CollectiveMismatch, match="device 1 finished its program without joining"):
+        exe.run_replicated([(x,), (x,)], timeout=60)
+
+
+def test_groups_that_disagree_cannot_proceed():
+    """Devices 0, 1 gather over {0, 2}, {1, 3} while 2, 3 gather over {0, 3}, {1, 2}: nobody can go on."""
+    gather = """    %{n} = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups}}}
+        : (tensor<2xf32>) -> tensor<4xf32>
+    stablehlo.return %{n} : tensor<4xf32>"""
+    src = module(
+        "(%x: tensor<2xf32>) -> tensor<4xf32>",
+        f"""  %id = stablehlo.replica_id : tensor<ui32>
+  %two = stablehlo.constant dense<2> : tensor<ui32>
+  %half = stablehlo.divide %id, %two : tensor<ui32>
+  %i = stablehlo.convert %half : (tensor<ui32>) -> tensor<i32>
+  %r = "stablehlo.case"(%i) ({{
+{gather.format(n=0, groups=groups_attr([[0, 2], [1, 3]]))}
+  }}, {{
+{gather.format(n=1, groups=groups_attr([[0, 3], [1, 2]]))}
+  }}) : (tensor<i32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>""",
+        replicas=4,
+    )
+    exe = xhlo.compile(src)
+    start = time.monotonic()
+    with pytest.raises(CollectiveMismatch, match="no device can proceed"):
+        exe.run_replicated([(np.ones(2, np.float32),)] * 4, timeout=60)
+    assert time.monotonic() - start < 30
+
+
+def test_runs_after_a_failure_start_clean():
+    exe = xhlo.compile(SUM_2)
+    with pytest.raises(CollectiveError):
+        exe.run_replicated([(np.ones(4, np.float32),), (np.ones(5, np.float32),)])
+    out = exe.run_replicated([(np.ones(4, np.float32),), (np.full(4, 2, np.float32),)])
+    for (result,) in out:
+        np.testing.assert_array_equal(result, np.full(4, 3))
+
+
+# -- xhlo-run --devices --------------------------------------------------------------------------
+
+
+def test_xhlo_run_devices(tmp_path):
+    program = tmp_path / "ragged.mlir"
+    program.write_text(ragged_module("tensor<3xf32>", "tensor<4xf32>", "tensor<2xi32>", [[0, 1]]))
+    v = lambda *x: np.array(x, np.int32)  # noqa: E731
+    f = lambda *x: np.array(x, np.float32)  # noqa: E731
+    per_device = [
+        (f(1, 2, 2), v(0, 1), v(1, 2), v(0, 0), v(1, 1)),
+        (f(3, 4, 0), v(0, 1), v(1, 1), v(1, 2), v(2, 1)),
+    ]
+    inputs = {"arg1": f(0, 0, 0, 0)}  # the same output buffer for both devices
+    for d, (x, io, ss, oo, rs) in enumerate(per_device):
+        inputs.update({f"arg0_dev{d}": x, f"arg2_dev{d}": io, f"arg3_dev{d}": ss, f"arg4_dev{d}": oo, f"arg5_dev{d}": rs})
+    np.savez(tmp_path / "in.npz", **inputs)
+    done = subprocess.run(
+        [sys.executable, "-m", "xhlo.tools.run", str(program), "--devices", "2",
+         "--inputs", str(tmp_path / "in.npz"), "--outputs", str(tmp_path / "out.npz")],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed, 0 failed" in done.stdout
+    with np.load(tmp_path / "out.npz") as out:
+        np.testing.assert_array_equal(out["out0_dev0"], [1, 3, 0, 0])
+        np.testing.assert_array_equal(out["out0_dev1"], [2, 2, 4, 0])

@@ -1,0 +1,222 @@
+"""Collectives with one device per MPI rank (``mpiexec -n N``), run as a separate CI step.
+
+The same programs as the in-process tests, started as ``mpiexec -n N xhlo-run``;
+plus what only MPI has: a rank that dies or hangs must end the job with an
+error, not a hang.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.test_collectives import CASE_ON_REPLICA, groups_attr, module, ragged_module, region
+
+pytestmark = pytest.mark.mpi
+
+pytest.importorskip("mpi4py")
+
+
+def _mpiexec() -> str | None:
+    local = Path(sys.executable).parent / "mpiexec"
+    return str(local) if local.exists() else shutil.which("mpiexec")
+
+
+MPIEXEC = _mpiexec()
+if MPIEXEC is None:
+    pytest.skip("no mpiexec (pip install mpich)", allow_module_level=True)
+
+JOB_TIMEOUT = 240  # seconds: a hung job fails the test instead of the CI run
+
+
+def mpirun(ranks: int, *command: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_"))}
+    return subprocess.run(
+        [MPIEXEC, "-n", str(ranks), *command], cwd=cwd, env=env, capture_output=True, text=True, timeout=JOB_TIMEOUT
+    )
+
+
+def xhlo_run(ranks: int, program: str, inputs: dict, tmp_path: Path) -> dict:
+    (tmp_path / "prog.mlir").write_text(program)
+    np.savez(tmp_path / "in.npz", **inputs)
+    done = mpirun(ranks, sys.executable, "-m", "xhlo.tools.run", "prog.mlir", "--inputs", "in.npz",
+                  "--outputs", "out.npz", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"PASS prog.mlir ({ranks} MPI ranks)" in done.stdout
+    with np.load(tmp_path / "out.npz") as out:
+        return {k: out[k] for k in out.files}
+
+
+def test_every_collective_on_two_ranks(tmp_path):
+    program = module(
+        "(%x: tensor<4xf32>, %y: tensor<2x4xi32>) -> (tensor<4xf32>, tensor<8xf32>, tensor<4x2xi32>, "
+        "tensor<2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<ui32>)",
+        f"""  %0 = "stablehlo.all_reduce"(%x) {region("add", "f32")} {{replica_groups = {groups_attr([[0, 1]])}}}
+      : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[1, 0]])}}}
+      : (tensor<4xf32>) -> tensor<8xf32>
+  %2 = "stablehlo.all_to_all"(%y) {{split_dimension = 1 : i64, concat_dimension = 0 : i64, split_count = 2 : i64,
+      replica_groups = {groups_attr([[0, 1]])}}} : (tensor<2x4xi32>) -> tensor<4x2xi32>
+  %3 = "stablehlo.reduce_scatter"(%x) {region("multiply", "f32")} {{scatter_dimension = 0 : i64,
+      replica_groups = {groups_attr([[0, 1]])}}} : (tensor<4xf32>) -> tensor<2xf32>
+  %4 = "stablehlo.collective_permute"(%x) {{source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}}
+      : (tensor<4xf32>) -> tensor<4xf32>
+  %5 = "stablehlo.collective_broadcast"(%x) {{replica_groups = {groups_attr([[1, 0]])}}} : (tensor<4xf32>) -> tensor<4xf32>
+  %6 = stablehlo.replica_id : tensor<ui32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<4xf32>, tensor<8xf32>, tensor<4x2xi32>, tensor<2xf32>, tensor<4xf32>, tensor<4xf32>, tensor<ui32>""",
+        replicas=2,
+    )
+    x = [np.array([1, 2.5, 3, 4], np.float32), np.array([3, 5.25, -1, 2], np.float32)]
+    y = [np.arange(1, 9, dtype=np.int32).reshape(2, 4), np.arange(9, 17, dtype=np.int32).reshape(2, 4)]
+    out = xhlo_run(2, program, {"arg0_dev0": x[0], "arg0_dev1": x[1], "arg1_dev0": y[0], "arg1_dev1": y[1]}, tmp_path)
+    for d in range(2):
+        np.testing.assert_array_equal(out[f"out0_dev{d}"], x[0] + x[1])
+        np.testing.assert_array_equal(out[f"out1_dev{d}"], np.concatenate([x[1], x[0]]))
+        np.testing.assert_array_equal(out[f"out2_dev{d}"], np.concatenate([y[0][:, 2 * d : 2 * d + 2], y[1][:, 2 * d : 2 * d + 2]]))
+        np.testing.assert_array_equal(out[f"out3_dev{d}"], (x[0] * x[1])[2 * d : 2 * d + 2])
+        np.testing.assert_array_equal(out[f"out5_dev{d}"], x[1])
+        assert int(out[f"out6_dev{d}"]) == d
+    np.testing.assert_array_equal(out["out4_dev0"], np.zeros(4))
+    np.testing.assert_array_equal(out["out4_dev1"], x[0])
+
+
+def test_ragged_all_to_all_seed_example(tmp_path):
+    program = ragged_module("tensor<3xf32>", "tensor<4xf32>", "tensor<2xi64>", [[0, 1]])
+    v = lambda *a: np.array(a, np.int64)  # noqa: E731
+    f = lambda *a: np.array(a, np.float32)  # noqa: E731
+    per_device = [
+        (f(1, 2, 2), f(0, 0, 0, 0), v(0, 1), v(1, 2), v(0, 0), v(1, 1)),
+        (f(3, 4, 0), f(0, 0, 0, 0), v(0, 1), v(1, 1), v(1, 2), v(2, 1)),
+    ]
+    out = xhlo_run(2, program, {f"arg{i}_dev{d}": a for d, args in enumerate(per_device) for i, a in enumerate(args)}, tmp_path)
+    np.testing.assert_array_equal(out["out0_dev0"], [1, 3, 0, 0])
+    np.testing.assert_array_equal(out["out0_dev1"], [2, 2, 4, 0])
+
+
+def test_four_ranks_match_the_in_process_run(tmp_path):
+    """Partitions and groups across 2 replicas x 2 partitions; MPI and threads must agree."""
+    import xhlo
+
+    program = module(
+        "(%x: tensor<4x2xi32>) -> (tensor<4x2xi32>, tensor<4x2xi32>, tensor<4x2xi32>)",
+        f"""  %0 = "stablehlo.all_reduce"(%x) {region("add", "i32")} {{replica_groups = {groups_attr([[0, 3], [2, 1]])},
+      channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, use_global_device_ids}}
+      : (tensor<4x2xi32>) -> tensor<4x2xi32>
+  %1 = "stablehlo.all_to_all"(%x) {{split_dimension = 0 : i64, concat_dimension = 1 : i64, split_count = 2 : i64,
+      replica_groups = {groups_attr([[1, 0]])}, channel_handle = #stablehlo.channel_handle<handle = 2, type = 1>}}
+      : (tensor<4x2xi32>) -> tensor<2x4xi32>
+  %2 = stablehlo.reshape %1 : (tensor<2x4xi32>) -> tensor<4x2xi32>
+  %3 = "stablehlo.collective_permute"(%x) {{source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}}
+      : (tensor<4x2xi32>) -> tensor<4x2xi32>
+  return %0, %2, %3 : tensor<4x2xi32>, tensor<4x2xi32>, tensor<4x2xi32>""",
+        replicas=2,
+        partitions=2,
+    )
+    xs = [np.arange(8, dtype=np.int32).reshape(4, 2) * (d + 1) + d for d in range(4)]
+    out = xhlo_run(4, program, {f"arg0_dev{d}": x for d, x in enumerate(xs)}, tmp_path)
+    expected = xhlo.compile(program).run_replicated([(x,) for x in xs])
+    for d in range(4):
+        for j in range(3):
+            np.testing.assert_array_equal(out[f"out{j}_dev{d}"], expected[d][j])
+    np.testing.assert_array_equal(out["out0_dev0"], xs[0] + xs[3])
+    np.testing.assert_array_equal(out["out2_dev1"], xs[3])  # replicas swap within partition 1
+
+
+def test_send_recv(tmp_path):
+    program = module(
+        "(%x: tensor<3xi32>) -> tensor<3xi32>",
+        """  %t0 = stablehlo.after_all : !stablehlo.token
+  %t1 = "stablehlo.send"(%x, %t0) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 1>,
+      is_host_transfer = false, source_target_pairs = dense<[[1, 0]]> : tensor<1x2xi64>}
+      : (tensor<3xi32>, !stablehlo.token) -> !stablehlo.token
+  %r:2 = "stablehlo.recv"(%t1) {channel_handle = #stablehlo.channel_handle<handle = 5, type = 1>,
+      is_host_transfer = false, source_target_pairs = dense<[[1, 0]]> : tensor<1x2xi64>}
+      : (!stablehlo.token) -> (tensor<3xi32>, !stablehlo.token)
+  return %r#0 : tensor<3xi32>""",
+        replicas=2,
+    )
+    out = xhlo_run(2, program, {"arg0_dev0": np.array([1, 2, 3], np.int32), "arg0_dev1": np.array([4, 5, 6], np.int32)}, tmp_path)
+    np.testing.assert_array_equal(out["out0_dev0"], [4, 5, 6])
+    np.testing.assert_array_equal(out["out0_dev1"], [0, 0, 0])
+
+
+def test_mismatched_collectives_end_the_job_with_an_error(tmp_path):
+    (tmp_path / "prog.mlir").write_text(CASE_ON_REPLICA)
+    np.savez(tmp_path / "in.npz", arg0=np.ones(4, np.float32))
+    done = mpirun(2, sys.executable, "-m", "xhlo.tools.run", "prog.mlir", "--inputs", "in.npz", cwd=tmp_path)
+    assert done.returncode != 0
+    assert "the devices run different collectives" in done.stderr
+    assert "runs stablehlo.all_reduce" in done.stderr and "runs stablehlo.all_gather" in done.stderr
+
+
+RANK_SCRIPT = """
+import os, sys, time
+import numpy as np
+import xhlo
+from xhlo.runtime.mpi import load_mpi, run_on_rank
+
+rank = load_mpi().COMM_WORLD.Get_rank()
+exe = xhlo.compile(open("prog.mlir").read(), collective_timeout=float(sys.argv[2]))
+if rank == 1 and sys.argv[1] == "die":
+    os._exit(3)
+x = np.ones(4, np.float32)
+if rank == 1 and sys.argv[1] == "late":
+    time.sleep(60)
+print(rank, run_on_rank(exe, [x])[0], flush=True)
+"""
+
+
+@pytest.mark.parametrize("fault", ["die", "late"])
+def test_a_lost_or_stuck_rank_ends_the_job(tmp_path, fault):
+    sum_program = module(
+        "(%x: tensor<4xf32>) -> tensor<4xf32>",
+        f"""  %0 = "stablehlo.all_reduce"(%x) {region("add", "f32")} {{replica_groups = {groups_attr([])}}}
+      : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>""",
+        replicas=2,
+    )
+    (tmp_path / "prog.mlir").write_text(sum_program)
+    (tmp_path / "rank.py").write_text(textwrap.dedent(RANK_SCRIPT))
+    start = time.monotonic()
+    done = mpirun(2, sys.executable, "rank.py", fault, "3", cwd=tmp_path)
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert time.monotonic() - start < 50  # the late rank sleeps 60 s: the timeout ended the job
+    if fault == "late":
+        assert "device 0 (MPI rank 0) failed" in done.stderr and "timed out after 3 s" in done.stderr
+
+
+def test_ranks_in_different_groups_time_out(tmp_path):
+    """Replica 0 gathers over {0, 1}, replica 1 over {1} alone: rank 0 waits in vain."""
+    gather = """    %{n} = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups}}}
+        : (tensor<2xf32>) -> tensor<{size}xf32>
+    %s{n} = stablehlo.slice %{n} [0:2] : (tensor<{size}xf32>) -> tensor<2xf32>
+    stablehlo.return %s{n} : tensor<2xf32>"""
+    program = module(
+        "(%x: tensor<2xf32>) -> tensor<2xf32>",
+        f"""  %id = stablehlo.replica_id : tensor<ui32>
+  %i = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
+  %r = "stablehlo.case"(%i) ({{
+{gather.format(n=0, groups=groups_attr([[0, 1]]), size=4)}
+  }}, {{
+{gather.format(n=1, groups=groups_attr([[0], [1]]), size=2)}
+  }}) : (tensor<i32>) -> tensor<2xf32>
+  return %r : tensor<2xf32>""",
+        replicas=2,
+    )
+    (tmp_path / "prog.mlir").write_text(program)
+    np.savez(tmp_path / "in.npz", arg0=np.ones(2, np.float32))
+    start = time.monotonic()
+    done = mpirun(2, sys.executable, "-m", "xhlo.tools.run", "prog.mlir", "--inputs", "in.npz", "--timeout", "3",
+                  cwd=tmp_path)
+    assert done.returncode != 0
+    assert time.monotonic() - start < 60
+    assert "device 0 (MPI rank 0) failed" in done.stderr
+    assert "stablehlo.all_gather at" in done.stderr and "timed out after 3 s" in done.stderr
