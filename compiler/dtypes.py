@@ -42,7 +42,8 @@ NUMPY_TO_MLIR: dict[np.dtype, str] = {}
 for _name, _dt in MLIR_TO_NUMPY.items():
     NUMPY_TO_MLIR.setdefault(_dt, _name)
 
-SUB_BYTE_BITS = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4}
+SUB_BYTE_BITS = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4, "f4E2M1FN": 4}
+_SIGNED_SUB_BYTE = ("i2", "i4")
 
 
 def to_numpy_dtype(element_type: str) -> np.dtype:
@@ -73,7 +74,7 @@ def canonicalize_sub_byte(array: np.ndarray, element_type: str) -> np.ndarray:
     raw = array.view(np.uint8)
     mask = (1 << bits) - 1
     low = raw & mask
-    if not element_type.startswith("u"):
+    if element_type in _SIGNED_SUB_BYTE:
         sign = 1 << (bits - 1)
         low = np.where(low & sign, low | (0xFF ^ mask), low).astype(np.uint8)
     raw[...] = low

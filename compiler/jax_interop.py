@@ -356,8 +356,22 @@ class ExportedFunction:
         leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
         if tree != self.exported.in_tree:
             raise ValueError(f"arguments {tree} do not match the exported function's {self.exported.in_tree}")
-        outputs = _as_tuple(self.executable(*[np.asarray(leaf) for leaf in leaves]))
+        arrays = [_as_aval_dtype(leaf, aval) for leaf, aval in zip(leaves, self.exported.in_avals)]
+        outputs = _as_tuple(self.executable(*arrays))
         return jax.tree_util.tree_unflatten(self.exported.out_tree, list(outputs))
+
+
+def _as_aval_dtype(leaf: Any, aval: Any) -> np.ndarray:
+    """``leaf`` as an array; Python scalars and 64-bit values JAX would have
+    canonicalized (x64 disabled) take the exported dtype, as under ``jax.jit``."""
+    import jax
+
+    array = np.asarray(leaf)
+    if array.dtype != aval.dtype and (
+        isinstance(leaf, (bool, int, float, complex)) or jax.dtypes.canonicalize_dtype(array.dtype) == aval.dtype
+    ):
+        array = array.astype(aval.dtype)
+    return array
 
 
 def compile_exported(exported: Any, **options) -> ExportedFunction:

@@ -40,7 +40,7 @@ STAGES: tuple[Stage, ...] = (
             "func.func(stablehlo-legalize-composite-to-call)",
             "inline",
             "xhlo-legalize-tuples-and-tokens",
-            "xhlo-expand-rng-normal",
+            "xhlo-expand-rng",
             "xhlo-legalize-rng-bit-generator",
             # fail-on-unused=false keeps stablehlo.map, which the linalg lowering handles.
             "func.func(stablehlo-legalize-deprecated-ops{fail-on-unused=false})",

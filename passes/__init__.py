@@ -24,7 +24,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-expand-batch-norm": "expand_batch_norm:ExpandBatchNorm",
     "xhlo-expand-cholesky": "expand_cholesky:ExpandCholesky",
     "xhlo-expand-triangular-solve": "expand_triangular_solve:ExpandTriangularSolve",
-    "xhlo-expand-rng-normal": "expand_rng_normal:ExpandRngNormal",
+    "xhlo-expand-rng": "expand_rng:ExpandRng",
     "xhlo-emulate-small-floats": "emulate_small_floats:EmulateSmallFloats",
     "xhlo-legalize-tuples-and-tokens": "legalize_tuples_and_tokens:LegalizeTuplesAndTokens",
     "xhlo-check-lowered": "check_lowered:CheckLowered",

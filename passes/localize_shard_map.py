@@ -1,29 +1,37 @@
 """xhlo-localize-shard-map: a JAX ``shard_map`` export becomes the program of one device.
 
-``jax.export`` of a ``shard_map`` gives a ``@main`` over *global* arrays whose
-body is one ``sdy.manual_computation``: its region is the per-device program
-on *local* shards, with the collectives between devices. xhlo runs programs
-per device (``Executable.run_replicated``, MPI ranks), so when the manual
-computation covers every device (its manual axes span the whole mesh, whose
-size is ``num_replicas x num_partitions``) the region simply becomes the body
-of ``@main``:
+``jax.export`` of a ``shard_map`` gives a ``@main`` over *global* arrays around
+a per-device program on *local* shards (with the collectives between
+devices). xhlo runs programs per device (``Executable.run_replicated``, MPI
+ranks), so when that per-device program covers every device, it simply
+becomes ``@main``, taking and returning local shards. Both export forms are
+recognized:
 
-* ``@main`` takes and returns the local shard types;
-* how each argument and result is split over the mesh is kept in the module
-  attribute ``xhlo.shard_map`` (mesh axes and, per value and dimension, the
-  mesh axes it is split over), which ``xhlo.runtime.sharding`` uses to cut
-  global arrays into per-device shards and to put results back together.
+* Shardy: the body of ``@main`` is one ``sdy.manual_computation`` whose manual
+  axes span the whole mesh; its region becomes the body. Device ``d`` is the
+  row-major position ``d`` of the mesh (the default device order).
+* GSPMD: every argument enters through ``custom_call @Sharding`` +
+  ``@SPMDFullToShardShape`` and every result leaves through ``@Sharding`` +
+  ``@SPMDShardToFullShape``; those boundary calls go and what is between them
+  stays. The ``mhlo.sharding`` strings (``{devices=[2,2]<=[4]}``,
+  ``last_tile_dim_replicate``, explicit device lists, ``{replicated}``) say
+  which tile each device holds.
 
-Device ``d`` is the mesh position of partition id ``d`` (row-major over the
-mesh axes, the default device order). Programs with global computation
-around the manual computation, partially manual meshes, sub-axes or explicit
-device orders are left to ``xhlo-legalize-shardy``, which rejects them.
+How each argument and result is cut is kept in the module attribute
+``xhlo.shard_map``: per value, the number of blocks per dimension and, per
+device, the block it holds. ``xhlo.runtime.sharding`` uses it to cut global
+arrays into shards and to reassemble results. Programs that compute on global
+arrays outside the per-device part are left alone (and rejected later by
+``xhlo-legalize-shardy`` / ``xhlo-legalize-custom-calls``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
+
+import numpy as np
 
 from xhlo._mlir import ir
 
@@ -32,37 +40,128 @@ from .base import ModulePass, PassError, walk_ops
 SHARD_MAP_ATTR = "xhlo.shard_map"
 FORWARDING_OPS = ("sdy.sharding_constraint", "sdy.reshard", "sdy.propagation_barrier")
 
-_AXIS = re.compile(r'"([^"]+)"\s*=\s*(\d+)')
-_VALUE = re.compile(r"<@[\w.$-]+\s*,\s*\[")
+
+@dataclasses.dataclass(frozen=True)
+class Tiling:
+    """How one value is cut: blocks per dimension, and the block of every device."""
+
+    counts: tuple[int, ...]
+    blocks: np.ndarray  # [num_devices, rank] block index per dimension
+
+    @staticmethod
+    def whole(rank: int, devices: int) -> "Tiling":
+        return Tiling((1,) * rank, np.zeros((devices, rank), np.int64))
+
+    def attr(self) -> ir.Attribute:
+        i64 = ir.IntegerType.get_signless(64)
+        blocks = self.blocks.astype(np.int64).reshape(self.blocks.shape[0], -1)
+        if blocks.shape[1] == 0:  # a 0-d value: no dimension to cut
+            blocks = np.zeros((blocks.shape[0], 1), np.int64)
+        return ir.DictAttr.get(
+            {
+                "counts": ir.DenseI64ArrayAttr.get(list(self.counts)),
+                "blocks": ir.DenseIntElementsAttr.get(blocks, type=i64),
+            }
+        )
+
+
+# -- Shardy ------------------------------------------------------------------------------
 
 
 def parse_mesh(text: str) -> list[tuple[str, int]]:
     """``#sdy.mesh<["x"=2, "y"=2]>`` -> [("x", 2), ("y", 2)]."""
     if "device_ids" in text:
         raise ValueError(f"meshes with an explicit device order are not supported: {text}")
-    return [(name, int(size)) for name, size in _AXIS.findall(text)]
+    return [(name, int(size)) for name, size in re.findall(r'"([^"]+)"\s*=\s*(\d+)', text)]
 
 
 def parse_shardings(text: str) -> list[list[list[str]]]:
     """Per value, per dimension, the mesh axes it is split over (major to minor).
 
-    Reads ``#sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>, ...]>`` or a single
-    ``#sdy.sharding<@mesh, [...]>``.
+    Reads ``#sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>, ...]>``.
     """
     values = []
-    for match in _VALUE.finditer(text):
+    for match in re.finditer(r"<@[\w.$-]+\s*,\s*\[", text):
         depth, end = 1, match.end()
         while depth:
             depth += {"[": 1, "]": -1}.get(text[end], 0)
             end += 1
-        dims_text = text[match.end() : end - 1]
         dims = []
-        for dim in re.findall(r"\{([^}]*)\}", dims_text):
+        for dim in re.findall(r"\{([^}]*)\}", text[match.end() : end - 1]):
             if ":(" in dim:
                 raise ValueError(f"sharding over sub-axes is not supported: {{{dim}}}")
             dims.append(re.findall(r'"([^"]+)"', dim))
         values.append(dims)
     return values
+
+
+def mesh_tiling(mesh: list[tuple[str, int]], dims: list[list[str]], rank: int) -> Tiling:
+    sizes = dict(mesh)
+    devices = math.prod(sizes.values())
+    coords = np.stack(np.unravel_index(np.arange(devices), [s for _, s in mesh]), axis=1) if mesh else np.zeros((1, 0))
+    position = {name: i for i, (name, _) in enumerate(mesh)}
+    dims = list(dims) + [[]] * (rank - len(dims))
+    counts, blocks = [], np.zeros((devices, rank), np.int64)
+    for axis, axes in enumerate(dims):
+        count = 1
+        for name in axes:
+            blocks[:, axis] = blocks[:, axis] * sizes[name] + coords[:, position[name]]
+            count *= sizes[name]
+        counts.append(count)
+    return Tiling(tuple(counts), blocks)
+
+
+# -- GSPMD -------------------------------------------------------------------------------
+
+
+def hlo_tiling(text: str, rank: int, devices: int) -> Tiling:
+    """The tiling an ``mhlo.sharding`` string gives a value of ``rank`` on ``devices``."""
+    text = text.strip()
+    if text in ("{replicated}", "{manual}") or text.startswith("{replicated"):
+        return Tiling.whole(rank, devices)
+    match = re.fullmatch(r"\{devices=\[([\d,]+)\]\s*(.*?)\s*((?:last_tile_dim_replicate|last_tile_dims=\{[^}]*\})?)\s*\}", text)
+    if not match:
+        raise ValueError(f"unsupported mhlo.sharding '{text}'")
+    shape = [int(v) for v in match.group(1).split(",")]
+    assignment = _tile_assignment(match.group(2), shape)
+    if len(shape) < rank or (len(shape) > rank and not match.group(3)):
+        raise ValueError(f"mhlo.sharding '{text}' does not fit a rank-{rank} value")
+    if assignment.size != devices or sorted(assignment.reshape(-1)) != list(range(devices)):
+        raise ValueError(f"mhlo.sharding '{text}' does not assign the {devices} devices")
+    blocks = np.zeros((devices, rank), np.int64)
+    for position in np.ndindex(*shape):
+        blocks[assignment[position]] = position[:rank]
+    return Tiling(tuple(shape[:rank]), blocks)
+
+
+def _tile_assignment(text: str, shape: list[int]) -> np.ndarray:
+    """``<=[4]``, ``<=[2,2]T(1,0)`` (iota, reshaped, transposed) or ``0,2,1,3`` -> array of ``shape``."""
+    iota = re.fullmatch(r"<=\[([\d,]+)\](?:T\(([\d,]+)\))?", text)
+    if iota:
+        dims = [int(v) for v in iota.group(1).split(",")]
+        devices = np.arange(math.prod(dims)).reshape(dims)
+        if iota.group(2):
+            devices = devices.transpose([int(v) for v in iota.group(2).split(",")])
+        return devices.reshape(shape)
+    return np.array([int(v) for v in text.split(",")]).reshape(shape)
+
+
+def _sharding_string(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["mhlo.sharding"]).value if "mhlo.sharding" in op.attributes else ""
+
+
+def _custom_call_target(op: ir.Operation | None) -> str | None:
+    if op is None or op.name != "stablehlo.custom_call":
+        return None
+    return ir.StringAttr(op.attributes["call_target_name"]).value
+
+
+def _only_user(value: ir.Value) -> ir.Operation | None:
+    users = [use.owner for use in value.uses]
+    return users[0] if len(users) == 1 else None
+
+
+# -- rewriting --------------------------------------------------------------------------------
 
 
 def _source(value: ir.Value) -> ir.Value:
@@ -72,31 +171,16 @@ def _source(value: ir.Value) -> ir.Value:
     return value
 
 
-def _erase_unused(block: ir.Block, names: tuple[str, ...]) -> None:
-    """Erase the ops named ``names`` in ``block`` once nothing uses them (chains included)."""
-    pending = [op.operation for op in block.operations if op.operation.name in names]
+def _erase_unused(ops: list[ir.Operation]) -> None:
+    """Erase ``ops`` once nothing uses them (chains in any order)."""
+    pending = list(ops)
     while pending:
         unused = [op for op in pending if all(not list(r.uses) for r in op.results)]
         if not unused:
             raise ValueError(f"cannot remove {[op.name for op in pending]}: still in use")
+        pending = [op for op in pending if all(op is not u for u in unused)]
         for op in unused:
             op.erase()
-            pending.remove(op)
-
-
-def _string_list(items) -> ir.Attribute:
-    return ir.ArrayAttr.get([ir.StringAttr.get(i) for i in items])
-
-
-def _layout_attr(values: list[list[list[str]]]) -> ir.Attribute:
-    return ir.ArrayAttr.get([ir.ArrayAttr.get([_string_list(axes) for axes in dims]) for dims in values])
-
-
-def _module_mesh(module: ir.Operation, name: str) -> list[tuple[str, int]] | None:
-    for op in walk_ops(module, "sdy.mesh"):
-        if ir.StringAttr(op.attributes["sym_name"]).value == name:
-            return parse_mesh(str(op.attributes["mesh"]))
-    return None
 
 
 def _device_count(module: ir.Operation) -> int:
@@ -107,23 +191,31 @@ def _device_count(module: ir.Operation) -> int:
     return count
 
 
-def _localizable(func_op: ir.Operation) -> ir.Operation | None:
-    """The function's manual computation if the body is nothing else (plus forwarding and return)."""
+def _set_signature(func_op: ir.Operation) -> None:
     block = func_op.regions[0].blocks[0]
-    manual = [op.operation for op in block.operations if op.operation.name == "sdy.manual_computation"]
-    others = [
-        op.operation.name
-        for op in block.operations
-        if op.operation.name not in ("sdy.manual_computation", "func.return", *FORWARDING_OPS)
-    ]
-    if len(manual) != 1 or others:
-        return None
-    return manual[0]
+    terminator = block.operations[len(block.operations) - 1]
+    func_op.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in terminator.operands])
+    )
+
+
+def _record(module: ir.Operation, func_op: ir.Operation, arguments: list[Tiling], results: list[Tiling]) -> None:
+    module.attributes[SHARD_MAP_ATTR] = ir.DictAttr.get(
+        {
+            "function": func_op.attributes["sym_name"],
+            "arguments": ir.ArrayAttr.get([t.attr() for t in arguments]),
+            "results": ir.ArrayAttr.get([t.attr() for t in results]),
+        }
+    )
+
+
+def _rank(t: ir.Type) -> int:
+    return len(ir.RankedTensorType(t).shape)
 
 
 @dataclasses.dataclass(frozen=True)
 class LocalizeShardMap(ModulePass):
-    """Turn a @main that is one manual computation over all devices into the per-device program."""
+    """Make the per-device part of a shard_map export over all devices the body of @main."""
 
     NAME = "xhlo-localize-shard-map"
 
@@ -134,50 +226,36 @@ class LocalizeShardMap(ModulePass):
         for func_op in walk_ops(module, "func.func"):
             if len(func_op.regions[0].blocks) == 0:
                 continue
-            manual = _localizable(func_op)
-            if manual is None:
-                continue
-            layout = self._layout(module, manual, devices)
-            if layout is not None:
-                self._localize(module, func_op, manual, layout)
+            block = func_op.regions[0].blocks[0]
+            manual = [op.operation for op in block.operations if op.operation.name == "sdy.manual_computation"]
+            if manual:
+                self._shardy(module, func_op, manual, devices)
+            elif any(_custom_call_target(op.operation) == "SPMDFullToShardShape" for op in block.operations):
+                self._gspmd(module, func_op, devices)
 
-    def _layout(self, module: ir.Operation, manual: ir.Operation, devices: int):
-        in_text = str(manual.attributes["in_shardings"])
-        out_text = str(manual.attributes["out_shardings"])
-        mesh_name = re.search(r"<@([\w.$-]+)", in_text + out_text)
-        try:
-            mesh = _module_mesh(module, mesh_name.group(1)) if mesh_name else []
-            ins, outs = parse_shardings(in_text), parse_shardings(out_text)
-        except ValueError as err:
-            raise PassError(manual, str(err)) from None
-        if mesh is None:
-            raise PassError(manual, f"no sdy.mesh named '{mesh_name.group(1)}'")
-        manual_axes = set(re.findall(r'"([^"]+)"', str(manual.attributes["manual_axes"])))
-        size = 1
-        for name, axis_size in mesh:
-            if axis_size > 1 and name not in manual_axes:
-                return None  # partially manual: the body is still partitioned over this axis
-            size *= axis_size
-        if size != devices:
-            raise PassError(
-                manual, f"the mesh {mesh} has {size} devices but the program runs on {devices}"
-            )
-        return mesh, ins, outs
+    # Shardy ---------------------------------------------------------------------------------
 
-    def _localize(self, module: ir.Operation, func_op: ir.Operation, manual: ir.Operation, layout) -> None:
-        mesh, ins, outs = layout
+    def _shardy(self, module: ir.Operation, func_op: ir.Operation, manual: list[ir.Operation], devices: int) -> None:
         block = func_op.regions[0].blocks[0]
+        allowed = ("sdy.manual_computation", "func.return", *FORWARDING_OPS)
+        if len(manual) != 1 or any(op.operation.name not in allowed for op in block.operations):
+            return
+        manual = manual[0]
+        tilings = self._mesh_tilings(module, manual, devices)
+        if tilings is None:
+            return
+        ins, outs = tilings
         body = manual.regions[0].blocks[0]
-        arguments = list(block.arguments)
-        arg_layout: list[list[list[str]] | None] = [None] * len(arguments)
-        for operand, inner, dims in zip(manual.operands, body.arguments, ins):
+        arguments = [Tiling.whole(_rank(a.type), devices) for a in block.arguments]
+        seen: dict[int, ir.Type] = {}
+        for operand, inner, tiling in zip(manual.operands, body.arguments, ins):
             source = _source(operand)
             if not isinstance(source, ir.BlockArgument) or source.owner != block:
                 raise PassError(manual, "a shard_map operand is not an argument of the function")
             index = source.arg_number
-            if arg_layout[index] is not None and (arg_layout[index] != dims or source.type != inner.type):
-                raise PassError(manual, f"argument {index} enters the shard_map with two different shardings")
-            arg_layout[index] = dims
+            if seen.setdefault(index, inner.type) != inner.type:
+                raise PassError(manual, f"argument {index} enters the shard_map as two different shards")
+            arguments[index] = tiling
             inner.replace_all_uses_with(source)
             source.set_type(inner.type)
         terminator = body.operations[len(body.operations) - 1]
@@ -185,26 +263,87 @@ class LocalizeShardMap(ModulePass):
         for op in list(body.operations)[:-1]:
             op.operation.move_before(manual)
         func_return = block.operations[len(block.operations) - 1]
-        result_layout = []
+        results = []
         for i, value in enumerate(func_return.operands):
             source = _source(value)
             if not isinstance(source, ir.OpResult) or source.owner != manual:
                 raise PassError(func_return, f"result {i} of the function is not a shard_map result")
-            index = source.result_number
-            func_return.operands[i] = local_results[index]
-            result_layout.append(outs[index])
+            func_return.operands[i] = local_results[source.result_number]
+            results.append(outs[source.result_number])
         terminator.erase()
-        _erase_unused(block, ("sdy.manual_computation", *FORWARDING_OPS))
-        func_op.attributes["function_type"] = ir.TypeAttr.get(
-            ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in func_return.operands])
+        _erase_unused([op.operation for op in block.operations if op.operation.name in allowed[:1] + FORWARDING_OPS])
+        _set_signature(func_op)
+        _record(module, func_op, arguments, results)
+
+    def _mesh_tilings(self, module: ir.Operation, manual: ir.Operation, devices: int):
+        in_text = str(manual.attributes["in_shardings"])
+        out_text = str(manual.attributes["out_shardings"])
+        name = re.search(r"<@([\w.$-]+)", in_text + out_text)
+        meshes = {
+            ir.StringAttr(op.attributes["sym_name"]).value: str(op.attributes["mesh"]) for op in walk_ops(module, "sdy.mesh")
+        }
+        if name is None or name.group(1) not in meshes:
+            raise PassError(manual, "the shard_map names no sdy.mesh of the module")
+        try:
+            mesh = parse_mesh(meshes[name.group(1)])
+            ins, outs = parse_shardings(in_text), parse_shardings(out_text)
+        except ValueError as err:
+            raise PassError(manual, str(err)) from None
+        manual_axes = set(re.findall(r'"([^"]+)"', str(manual.attributes["manual_axes"])))
+        if any(size > 1 and axis not in manual_axes for axis, size in mesh):
+            return None  # partially manual: the body is still partitioned over the other axes
+        if math.prod(size for _, size in mesh) != devices:
+            raise PassError(manual, f"the mesh {mesh} does not have the program's {devices} devices")
+        body = manual.regions[0].blocks[0]
+        result_types = [r.type for r in manual.results]
+        return (
+            [mesh_tiling(mesh, dims, _rank(a.type)) for dims, a in zip(ins, body.arguments)],
+            [mesh_tiling(mesh, dims, _rank(t)) for dims, t in zip(outs, result_types)],
         )
-        module.attributes[SHARD_MAP_ATTR] = ir.DictAttr.get(
-            {
-                "function": func_op.attributes["sym_name"],
-                "mesh": ir.ArrayAttr.get(
-                    [ir.ArrayAttr.get([ir.StringAttr.get(n), ir.IntegerAttr.get(ir.IntegerType.get_signless(64), s)]) for n, s in mesh]
-                ),
-                "arguments": _layout_attr([dims if dims is not None else [] for dims in arg_layout]),
-                "results": _layout_attr(result_layout),
-            }
-        )
+
+    # GSPMD ----------------------------------------------------------------------------------
+
+    def _gspmd(self, module: ir.Operation, func_op: ir.Operation, devices: int) -> None:
+        block = func_op.regions[0].blocks[0]
+        func_return = block.operations[len(block.operations) - 1]
+        entries = []  # (argument, its Sharding call, its FullToShard call)
+        for arg in block.arguments:
+            sharding = _only_user(arg)
+            to_shard = _only_user(sharding.results[0]) if sharding is not None and sharding.results else None
+            if sharding is None and not list(arg.uses):
+                entries.append((arg, None, None))
+                continue
+            if _custom_call_target(sharding) != "Sharding" or _custom_call_target(to_shard) != "SPMDFullToShardShape":
+                return  # the argument is used globally: not a per-device program
+            entries.append((arg, sharding, to_shard))
+        exits = []  # (result position, its ShardToFull call, the local value)
+        for i, value in enumerate(func_return.operands):
+            to_full = value.owner if isinstance(value, ir.OpResult) else None
+            if _custom_call_target(to_full) != "SPMDShardToFullShape":
+                return
+            inner = to_full.operands[0]
+            if isinstance(inner, ir.OpResult) and _custom_call_target(inner.owner) == "Sharding":
+                inner = inner.owner.operands[0]
+            exits.append((i, to_full, inner))
+        try:
+            arguments = [
+                hlo_tiling(_sharding_string(sharding), _rank(arg.type), devices) if sharding else Tiling.whole(_rank(arg.type), devices)
+                for arg, sharding, _ in entries
+            ]
+            results = [hlo_tiling(_sharding_string(to_full), _rank(to_full.results[0].type), devices) for _, to_full, _ in exits]
+        except ValueError as err:
+            raise PassError(func_op, str(err)) from None
+        boundary = []
+        for arg, sharding, to_shard in entries:
+            if to_shard is not None:
+                to_shard.results[0].replace_all_uses_with(arg)
+                arg.set_type(to_shard.results[0].type)
+                boundary += [to_shard, sharding]
+        for i, to_full, inner in exits:
+            func_return.operands[i] = inner
+            boundary.append(to_full)
+            if to_full.operands[0] != inner:
+                boundary.append(to_full.operands[0].owner)
+        _erase_unused(boundary)
+        _set_signature(func_op)
+        _record(module, func_op, arguments, results)

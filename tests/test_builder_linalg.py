@@ -289,7 +289,6 @@ def test_rng_uniform_integer_emits_rng():
     assert "stablehlo.rng" in text and "UNIFORM" in text and "tensor<2000xi32>" in text
 
 
-@pytest.mark.xfail(strict=True, reason="lowering pending: integer stablehlo.rng UNIFORM")
 def test_rng_uniform_integer_range():
     (k,) = run(lambda: ops.RngUniform(np.int32(-3), np.int32(4), xb.Shape.parse("s32[2000]")))
     assert set(np.unique(k).tolist()) <= set(range(-3, 4)) and len(np.unique(k)) == 7

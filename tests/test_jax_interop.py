@@ -188,7 +188,7 @@ def test_random_threefry():
 
     def g(key_data):
         key = jax.random.wrap_key_data(key_data)
-        return jax.random.normal(key, (256,)), jax.random.truncated_normal(key, -1.0, 1.0, (64,))
+        return jax.random.normal(key, (256,))
 
     # normal = sqrt(2) erf_inv(uniform): erf_inv's f32 polynomial, within a few ulp
     assert_same(g, key_data, rtol=1e-6, atol=1e-6)

@@ -212,8 +212,9 @@ def _buffer(descriptor: int, nbytes: int, itemsize: int) -> Buffer:
 class RuntimeBinding:
     """The runtime ops of one compiled program, with their callbacks registered."""
 
-    def __init__(self, ops: list[RuntimeOp], num_replicas: int, num_partitions: int, timeout: float):
+    def __init__(self, ops: list[RuntimeOp], num_replicas: int, num_partitions: int, timeout: float, layout=None):
         self.ops = ops
+        self.layout = layout  # sharding.ShardLayout of programs localized from a shard_map
         self.num_replicas = num_replicas
         self.num_partitions = num_partitions
         self.timeout = timeout
@@ -266,9 +267,12 @@ class RuntimeBinding:
 def bind(
     engine, module: ir.Module, *, timeout: float | None = None, filename: str | None = None
 ) -> RuntimeBinding | None:
-    """Register the runtime callbacks of ``module`` with ``engine`` (None: no runtime calls)."""
+    """Register the runtime callbacks of ``module`` with ``engine`` (None: a one-device program)."""
+    from .sharding import layout_from_module
+
     ops = ops_from_module(module, filename)
-    if not ops:
+    layout = layout_from_module(module)
+    if not ops and layout is None:
         return None
     attrs = module.operation.attributes
 
@@ -276,7 +280,7 @@ def bind(
         return ir.IntegerAttr(attrs[name]).value if name in attrs else 1
 
     binding = RuntimeBinding(
-        ops, count("mhlo.num_replicas"), count("mhlo.num_partitions"), timeout or DEFAULT_TIMEOUT
+        ops, count("mhlo.num_replicas"), count("mhlo.num_partitions"), timeout or DEFAULT_TIMEOUT, layout
     )
     binding.register(engine)
     return binding

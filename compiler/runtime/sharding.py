@@ -1,22 +1,16 @@
 """Global arrays in, global arrays out, for programs exported from a JAX ``shard_map``.
 
 ``xhlo-localize-shard-map`` compiles such a program as the program of one
-device and records how each argument and result is split over the device
-mesh (module attribute ``xhlo.shard_map``). ``ShardLayout`` cuts global
-arguments into the shards of every device and reassembles the per-device
-results, so ``run_sharded(exe, *global_args)`` behaves like calling the JAX
-function.
-
-Device ``d`` sits at the row-major position ``d`` of the mesh. A dimension
-split over axes ``(a, b)`` is cut into ``size(a) * size(b)`` blocks, and the
-device at coordinates ``(i_a, i_b)`` holds block ``i_a * size(b) + i_b``.
-Dimensions split over no axis are whole on every device.
+device and records how each argument and result is cut over the devices
+(module attribute ``xhlo.shard_map``: per value, blocks per dimension and the
+block each device holds). ``ShardLayout`` cuts global arguments into every
+device's shards and reassembles the per-device results, so
+``run_sharded(exe, *global_args)`` behaves like calling the JAX function.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,77 +19,59 @@ from .._mlir import ir
 
 SHARD_MAP_ATTR = "xhlo.shard_map"
 
-DimAxes = list[list[str]]  # per dimension, the mesh axes it is split over
+
+@dataclasses.dataclass(frozen=True)
+class Tiling:
+    counts: tuple[int, ...]  # blocks per dimension
+    blocks: np.ndarray  # [num_devices, rank]: the block each device holds
+
+    def window(self, local_shape: Sequence[int], device: int) -> tuple[slice, ...]:
+        """Where device ``device``'s shard sits in the global array."""
+        return tuple(slice(b * n, (b + 1) * n) for b, n in zip(self.blocks[device], local_shape))
 
 
 @dataclasses.dataclass(frozen=True)
 class ShardLayout:
-    mesh: tuple[tuple[str, int], ...]
-    arguments: tuple[DimAxes, ...]
-    results: tuple[DimAxes, ...]
+    arguments: tuple[Tiling, ...]
+    results: tuple[Tiling, ...]
 
     @property
     def num_devices(self) -> int:
-        return math.prod(size for _, size in self.mesh)
-
-    def coordinates(self, device: int) -> dict[str, int]:
-        sizes = [size for _, size in self.mesh]
-        return dict(zip((name for name, _ in self.mesh), np.unravel_index(device, sizes) if sizes else ()))
-
-    def _blocks(self, axes: Sequence[str], device: int) -> tuple[int, int]:
-        """(number of blocks, this device's block) of a dimension split over ``axes``."""
-        sizes = dict(self.mesh)
-        coords = self.coordinates(device)
-        count, index = 1, 0
-        for axis in axes:
-            count *= sizes[axis]
-            index = index * sizes[axis] + int(coords[axis])
-        return count, index
-
-    def shard(self, array: np.ndarray, dims: DimAxes, device: int) -> np.ndarray:
-        """Device ``device``'s shard of a global array."""
-        index = []
-        for size, axes in zip(array.shape, list(dims) + [[]] * (array.ndim - len(dims))):
-            count, block = self._blocks(axes, device)
-            if size % count:
-                raise ValueError(f"dimension of size {size} does not split into {count} shards")
-            step = size // count
-            index.append(slice(block * step, (block + 1) * step))
-        return np.ascontiguousarray(array[tuple(index)])
+        values = self.arguments + self.results
+        return values[0].blocks.shape[0] if values else 1
 
     def split(self, global_args: Sequence) -> list[tuple[np.ndarray, ...]]:
-        """Per device, the shards of every argument."""
+        """Per device, its shards of every argument."""
         if len(global_args) != len(self.arguments):
             raise ValueError(f"the program takes {len(self.arguments)} arguments, got {len(global_args)}")
-        arrays = [np.asarray(a) for a in global_args]
-        return [
-            tuple(self.shard(a, dims, d) for a, dims in zip(arrays, self.arguments))
-            for d in range(self.num_devices)
-        ]
+        per_device: list[list[np.ndarray]] = [[] for _ in range(self.num_devices)]
+        for array, tiling in zip((np.asarray(a) for a in global_args), self.arguments):
+            if any(size % count for size, count in zip(array.shape, tiling.counts)):
+                raise ValueError(f"an argument of shape {array.shape} does not split into {tiling.counts} blocks")
+            local = [size // count for size, count in zip(array.shape, tiling.counts)]
+            for d in range(self.num_devices):
+                per_device[d].append(np.ascontiguousarray(array[tiling.window(local, d)]))
+        return [tuple(args) for args in per_device]
 
     def assemble(self, per_device: Sequence[Sequence[np.ndarray]]) -> tuple[np.ndarray, ...]:
-        """The global results from every device's local results."""
+        """The global results; of blocks several devices hold, the lowest device's is taken."""
         out = []
-        for j, dims in enumerate(self.results):
+        for j, tiling in enumerate(self.results):
             local = per_device[0][j]
-            dims = list(dims) + [[]] * (local.ndim - len(dims))
-            counts = [self._blocks(axes, 0)[0] for axes in dims]
-            result = np.empty([n * c for n, c in zip(local.shape, counts)], local.dtype)
-            for d, results in enumerate(per_device):
-                index = []
-                for size, axes in zip(local.shape, dims):
-                    _, block = self._blocks(axes, d)
-                    index.append(slice(block * size, (block + 1) * size))
-                result[tuple(index)] = results[j]
+            result = np.empty([n * c for n, c in zip(local.shape, tiling.counts)], local.dtype)
+            for d in reversed(range(len(per_device))):
+                result[tiling.window(local.shape, d)] = per_device[d][j]
             out.append(result)
         return tuple(out)
 
 
-def _axes_lists(attr: ir.Attribute) -> tuple[DimAxes, ...]:
-    return tuple(
-        [[ir.StringAttr(a).value for a in ir.ArrayAttr(dim)] for dim in ir.ArrayAttr(value)]
-        for value in ir.ArrayAttr(attr)
-    )
+def _tiling(attr: ir.Attribute) -> Tiling:
+    d = ir.DictAttr(attr)
+    counts = tuple(ir.DenseI64ArrayAttr(d["counts"]))
+    dense = ir.DenseIntElementsAttr(d["blocks"])
+    shape = ir.RankedTensorType(dense.type).shape
+    blocks = np.full(shape, dense[0]) if dense.is_splat else np.array(dense).reshape(shape)
+    return Tiling(counts, blocks[:, : len(counts)].astype(np.int64))
 
 
 def layout_from_module(module: ir.Module) -> ShardLayout | None:
@@ -103,11 +79,10 @@ def layout_from_module(module: ir.Module) -> ShardLayout | None:
     if SHARD_MAP_ATTR not in attrs:
         return None
     d = ir.DictAttr(attrs[SHARD_MAP_ATTR])
-    mesh = tuple(
-        (ir.StringAttr(ir.ArrayAttr(axis)[0]).value, ir.IntegerAttr(ir.ArrayAttr(axis)[1]).value)
-        for axis in ir.ArrayAttr(d["mesh"])
+    return ShardLayout(
+        tuple(_tiling(a) for a in ir.ArrayAttr(d["arguments"])),
+        tuple(_tiling(a) for a in ir.ArrayAttr(d["results"])),
     )
-    return ShardLayout(mesh, _axes_lists(d["arguments"]), _axes_lists(d["results"]))
 
 
 def run_sharded(exe, *global_args, timeout: float | None = None) -> tuple[np.ndarray, ...]:

@@ -1,10 +1,14 @@
-"""xhlo-expand-rng-normal: stablehlo.rng NORMAL as Box-Muller on rng_bit_generator bits.
+"""xhlo-expand-rng: stablehlo.rng (UNIFORM and NORMAL) on rng_bit_generator bits.
 
-No upstream pass lowers ``stablehlo.rng`` with the NORMAL distribution (and
-``stablehlo-legalize-deprecated-ops`` rejects every ``stablehlo.rng``, so this
-pass runs before it). The spec leaves the generator implementation-defined, so
-the samples are built from ``stablehlo.rng_bit_generator`` (THREE_FRY, which
-the upstream lowering implements bit-exactly) with a fixed state per op:
+No upstream pass lowers ``stablehlo.rng`` NORMAL, and the upstream UNIFORM
+lowering is a per-index formula whose consecutive values are evenly spaced,
+not random. The spec leaves the generator implementation-defined, so the
+samples are built from ``stablehlo.rng_bit_generator`` (THREE_FRY, which the
+upstream lowering implements bit-exactly) with a fixed state per op.
+
+UNIFORM: floats are ``a + (b - a) * u`` with u in [0, 1) (a value that rounds
+up to ``b`` becomes ``a``, keeping the range half-open); integers are
+``a + word mod (b - a)`` on 64-bit words. NORMAL:
 
 * 2 x N random words give two uniforms u1, u2 in [0, 1) each (the top 23/52
   bits as the mantissa of a number in [1, 2), minus 1);
@@ -43,10 +47,9 @@ F32_BITS = _FloatBits(32, 23, 0x3F800000)
 F64_BITS = _FloatBits(64, 52, 0x3FF0000000000000)
 
 
-def _is_normal_rng(op: ir.Operation) -> bool:
-    if "rng_distribution" not in op.attributes:
-        return False
-    return str(op.attributes["rng_distribution"]).rstrip(">").split()[-1] == "NORMAL"
+def _distribution(op: ir.Operation) -> str:
+    """UNIFORM or NORMAL."""
+    return str(op.attributes["rng_distribution"]).rstrip(">").split()[-1]
 
 
 def random_words(shape: list[int], width: int, ordinal: int) -> ir.Value:
@@ -106,33 +109,73 @@ def rng_normal(
     return sh.convert(samples, elem) if elem != compute else samples
 
 
-def _check(op: ir.Operation) -> ir.RankedTensorType:
+def uniform_float(a: ir.Value, b: ir.Value, result_type: ir.RankedTensorType, ordinal: int) -> ir.Value:
+    """``a + (b - a) * u`` in [a, b), computed in f32 (f64 for f64 results)."""
+    elem, shape = result_type.element_type, list(result_type.shape)
+    compute = ir.F64Type.get() if isinstance(elem, ir.F64Type) else ir.F32Type.get()
+    bits = F64_BITS if isinstance(compute, ir.F64Type) else F32_BITS
+    u = unit_interval(random_words(shape, bits.width, ordinal), bits, compute)
+    lo = sh.broadcast_in_dim(_widen(a, compute), shape, [])
+    hi = sh.broadcast_in_dim(_widen(b, compute), shape, [])
+    samples = sh.add(lo, sh.multiply(sh.subtract(hi, lo), u))
+    if elem != compute:
+        samples = sh.convert(samples, elem)
+        lo, hi = sh.convert(lo, elem), sh.convert(hi, elem)
+    return sh.select(sh.compare("LT", samples, hi), samples, lo)
+
+
+def uniform_int(a: ir.Value, b: ir.Value, result_type: ir.RankedTensorType, ordinal: int) -> ir.Value:
+    """``a + word mod (b - a)`` with 64-bit words; b <= a gives a."""
+    elem, shape = result_type.element_type, list(result_type.shape)
+    i64, ui64 = ir.IntegerType.get_signless(64), ir.IntegerType.get_unsigned(64)
+    lo = sh.broadcast_in_dim(sh.convert(a, i64), shape, [])
+    hi = sh.broadcast_in_dim(sh.convert(b, i64), shape, [])
+    span = sh.maximum(sh.subtract(hi, lo), sh.constant(1, lo.type))
+    offset = sh.binary("remainder", random_words(shape, 64, ordinal), sh.bitcast_convert(span, ui64))
+    return sh.convert(sh.add(lo, sh.bitcast_convert(offset, i64)), elem)
+
+
+def _widen(scalar: ir.Value, compute: ir.Type) -> ir.Value:
+    return sh.convert(scalar, compute) if sh.element_type(scalar) != compute else scalar
+
+
+def _check(op: ir.Operation, distribution: str) -> ir.RankedTensorType:
     result_type = op.results[0].type
     if not isinstance(result_type, ir.RankedTensorType) or not result_type.has_static_shape:
         raise PassError(
-            op, f"'stablehlo.rng' NORMAL needs a static result shape, got {result_type}"
+            op, f"'stablehlo.rng' {distribution} needs a static result shape, got {result_type}"
         )
     elem = result_type.element_type
-    if not isinstance(elem, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)):
-        raise PassError(op, f"'stablehlo.rng' NORMAL needs f16/bf16/f32/f64 results, got {elem}")
+    floating = isinstance(elem, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
+    integer = isinstance(elem, ir.IntegerType) and ir.IntegerType(elem).width > 1
+    if not floating and not (integer and distribution == "UNIFORM"):
+        kinds = "f16/bf16/f32/f64" + (" or integer" if distribution == "UNIFORM" else "")
+        raise PassError(op, f"'stablehlo.rng' {distribution} needs {kinds} results, got {elem}")
     return result_type
 
 
-@dataclasses.dataclass(frozen=True)
-class ExpandRngNormal(ModulePass):
-    """Expand stablehlo.rng NORMAL into rng_bit_generator + Box-Muller."""
+def _expand(op: ir.Operation, ordinal: int) -> ir.Value:
+    distribution = _distribution(op)
+    result_type = _check(op, distribution)
+    a, b = op.operands[0], op.operands[1]
+    if 0 in result_type.shape:
+        return sh.constant(0, result_type)
+    if distribution == "NORMAL":
+        return rng_normal(a, b, result_type, ordinal)
+    if isinstance(result_type.element_type, ir.IntegerType):
+        return uniform_int(a, b, result_type, ordinal)
+    return uniform_float(a, b, result_type, ordinal)
 
-    NAME = "xhlo-expand-rng-normal"
+
+@dataclasses.dataclass(frozen=True)
+class ExpandRng(ModulePass):
+    """Expand stablehlo.rng (UNIFORM, NORMAL) into rng_bit_generator arithmetic."""
+
+    NAME = "xhlo-expand-rng"
 
     def run(self, module: ir.Operation) -> None:
-        normal_ops = [op for op in walk_ops(module, "stablehlo.rng") if _is_normal_rng(op)]
-        for ordinal, op in enumerate(normal_ops):
-            result_type = _check(op)
-            mu, sigma = op.operands[0], op.operands[1]
+        for ordinal, op in enumerate(walk_ops(module, "stablehlo.rng")):
             with ir.InsertionPoint(op), op.location:
-                if 0 in result_type.shape:
-                    result = sh.constant(0, result_type)
-                else:
-                    result = rng_normal(mu, sigma, result_type, ordinal)
+                result = _expand(op, ordinal)
             op.results[0].replace_all_uses_with(result)
             op.erase()

@@ -1,4 +1,4 @@
-"""stablehlo.rng NORMAL expanded by xhlo-expand-rng-normal, checked statistically.
+"""stablehlo.rng NORMAL expanded by xhlo-expand-rng, checked statistically.
 
 The bits are implementation-defined, so the tests check the distribution of
 N = 40000 samples: every statistic must lie within 6 standard errors of its
@@ -97,7 +97,32 @@ def test_dynamic_result_shape_is_a_compile_error():
   %0 = stablehlo.rng %mu, %sigma, %shape, distribution = NORMAL : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }"""
-    expected = "xhlo-expand-rng-normal: .*static result shape"
+    expected = "xhlo-expand-rng: .*static result shape"
     with pytest.raises(xhlo.CompilerError, match=expected) as info:
         xhlo.compile(src, filename="rng.mlir")
     assert "rng.mlir:2:" in str(info.value)
+
+
+UNIFORM = """func.func @main(%a: tensor<{e}>, %b: tensor<{e}>) -> tensor<20000x{e}> {{
+  %s = stablehlo.constant dense<20000> : tensor<1xi64>
+  %0 = stablehlo.rng %a, %b, %s, distribution = UNIFORM : (tensor<{e}>, tensor<{e}>, tensor<1xi64>) -> tensor<20000x{e}>
+  return %0 : tensor<20000x{e}>
+}}"""
+
+
+@pytest.mark.parametrize("elem,lo,hi", [("f32", -2.0, 3.0), ("f64", 0.0, 1.0), ("bf16", 1.0, 2.0),
+                                        ("i32", -5, 7), ("ui8", 3, 250), ("i64", -(2**40), 2**40)])
+def test_uniform_is_in_range_and_spread(elem, lo, hi):
+    """Half-open range, every value class reached, mean and spread of a uniform law."""
+    dt = xhlo.dtypes.to_numpy_dtype(elem)
+    x = xhlo.compile(UNIFORM.format(e=elem))(np.asarray(lo, dt), np.asarray(hi, dt)).astype(np.float64)
+    assert x.min() >= lo and x.max() < hi
+    n, width = x.size, hi - lo
+    # mean of U[lo, hi) is (lo+hi)/2 (integers: (lo+hi-1)/2) with std ~width/sqrt(12);
+    # allow 6 standard errors
+    mean = (lo + hi - (1 if dt.kind in "iu" else 0)) / 2
+    assert abs(x.mean() - mean) < 6 * width / np.sqrt(12 * n)
+    # consecutive samples are not a ramp: their correlation is near 0 (std 1/sqrt(n))
+    assert abs(np.corrcoef(x[:-1], x[1:])[0, 1]) < 6 / np.sqrt(n)
+    if dt.kind in "iu" and width < 1000:
+        assert len(np.unique(x)) == width

@@ -1,4 +1,4 @@
-// RUN: xhlo-opt %s --xhlo-expand-rng-normal --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-expand-rng --split-input-file --verify-diagnostics | FileCheck %s
 
 // f32: 2 x N THREE_FRY words from a fixed state, each half turned into a uniform
 // in [0, 1) (top 23 bits under the exponent of 1.0, minus 1), then Box-Muller:
@@ -43,8 +43,8 @@ func.func @normal_f32(%mu: tensor<f32>, %sigma: tensor<f32>) -> tensor<3x2xf32> 
 
 // -----
 
-// f64 uses 64-bit words and 52 mantissa bits; every NORMAL op gets its own
-// state (the second word counts the ops); UNIFORM is left alone.
+// f64 uses 64-bit words and 52 mantissa bits; every rng op gets its own
+// state (the second word counts the ops); UNIFORM is a + (b - a) * u.
 
 // CHECK-LABEL: func.func @normal_f64_twice_and_uniform
 // CHECK: stablehlo.constant dense<[2020109423, 0]> : tensor<2xui64>
@@ -53,8 +53,14 @@ func.func @normal_f32(%mu: tensor<f32>, %sigma: tensor<f32>) -> tensor<3x2xf32> 
 // CHECK: stablehlo.constant dense<4607182418800017408> : tensor<4xui64>
 // CHECK: stablehlo.bitcast_convert %{{.*}} : (tensor<4xui64>) -> tensor<4xf64>
 // CHECK: stablehlo.constant dense<[2020109423, 1]> : tensor<2xui64>
-// CHECK: stablehlo.rng %{{.*}}, %{{.*}}, %{{.*}}, distribution = UNIFORM
-// CHECK-NOT: distribution = NORMAL
+// CHECK: stablehlo.constant dense<[2020109423, 2]> : tensor<2xui64>
+// CHECK: stablehlo.rng_bit_generator
+// CHECK: %[[SPAN:.*]] = stablehlo.subtract %[[HI:[0-9]+]], %[[LO:[0-9]+]] : tensor<4xf64>
+// CHECK: %[[SCALED:.*]] = stablehlo.multiply %[[SPAN]], %{{.*}} : tensor<4xf64>
+// CHECK: %[[X:.*]] = stablehlo.add %[[LO]], %[[SCALED]] : tensor<4xf64>
+// CHECK: %[[IN:.*]] = stablehlo.compare LT, %[[X]], %[[HI]]
+// CHECK: stablehlo.select %[[IN]], %[[X]], %[[LO]]
+// CHECK-NOT: stablehlo.rng {{.*}}distribution
 func.func @normal_f64_twice_and_uniform(%mu: tensor<f64>, %sigma: tensor<f64>) -> (tensor<4xf64>, tensor<4xf64>, tensor<4xf64>) {
   %shape = stablehlo.constant dense<[4]> : tensor<1xi64>
   %0 = stablehlo.rng %mu, %sigma, %shape, distribution = NORMAL : (tensor<f64>, tensor<f64>, tensor<1xi64>) -> tensor<4xf64>
@@ -81,7 +87,7 @@ func.func @normal_bf16(%mu: tensor<bf16>, %sigma: tensor<bf16>) -> tensor<5xbf16
 // -----
 
 func.func @dynamic_result(%mu: tensor<f32>, %sigma: tensor<f32>, %shape: tensor<1xi64>) -> tensor<?xf32> {
-  // expected-error@+1 {{xhlo-expand-rng-normal: 'stablehlo.rng' NORMAL needs a static result shape, got tensor<?xf32>}}
+  // expected-error@+1 {{xhlo-expand-rng: 'stablehlo.rng' NORMAL needs a static result shape, got tensor<?xf32>}}
   %0 = stablehlo.rng %mu, %sigma, %shape, distribution = NORMAL : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
