@@ -9,7 +9,7 @@ from ._mlir import ExecutionEngine, ir, new_context
 from .checks import Check
 from .errors import CompilerError, format_diagnostics, format_location
 from .executable import Executable, FunctionSignature, TensorSpec
-from .jax_interop import PolymorphicExecutable, has_dynamic_arguments
+from .jax_interop import PolymorphicExecutable, is_shape_polymorphic
 from .runtime import bind as bind_runtime, record_device_counts
 from .source import load_module
 
@@ -150,9 +150,15 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
         publics = {_func_name(f): f for f in _public_functions(module)}
         if entry not in publics:
             raise ValueError(f"no public function '{entry}' in {filename}; found {sorted(publics)}")
-        if has_dynamic_arguments(publics[entry]):  # compiled per input signature
-            return PolymorphicExecutable(module, entry=entry, filename=filename, options=options,
-                                         num_replicas=num_replicas, num_partitions=num_partitions)
+        if is_shape_polymorphic(module, publics[entry]):  # compiled per input signature
+            return PolymorphicExecutable(
+                module,
+                entry=entry,
+                filename=filename,
+                options=options,
+                num_replicas=num_replicas,
+                num_partitions=num_partitions,
+            )
         done: list[str] = []
         for name, func_op in publics.items():
             if _has_checks(func_op):

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from xhlo.dialects import stablehlo as sh
 
 from . import dtypes
 from ._mlir import ir, new_context, passmanager
@@ -60,7 +61,9 @@ def deserialize(data: bytes | bytearray) -> Any:
     try:
         from jax import export
     except ImportError:
-        raise CompilerError("reading a serialized jax.export.Exported needs JAX (pip install jax)") from None
+        raise CompilerError(
+            "reading a serialized jax.export.Exported needs JAX (pip install jax)"
+        ) from None
     return export.deserialize(bytearray(data))
 
 
@@ -80,11 +83,14 @@ def artifact_text_via_jax(data: bytes) -> str | None:
     for dialect in (stablehlo, sdy, chlo):
         dialect.register_dialect(context)
     context.allow_unregistered_dialects = True
+    quiet = context.attach_diagnostic_handler(lambda diagnostic: True)  # failure is a None
     with context:
         try:
             module = stablehlo.deserialize_portable_artifact(context, bytes(data))
-        except Exception:
+        except ValueError:
             return None
+        finally:
+            quiet.detach()
         return module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
 
 
@@ -112,12 +118,19 @@ def _arg_attr_dicts(func_op: ir.Operation) -> list[ir.Attribute]:
 
 def _is_platform_index(attrs: ir.Attribute) -> bool:
     d = ir.DictAttr(attrs)
-    return "jax.global_constant" in d and ir.StringAttr(d["jax.global_constant"]).value == PLATFORM_INDEX
+    return (
+        "jax.global_constant" in d
+        and ir.StringAttr(d["jax.global_constant"]).value == PLATFORM_INDEX
+    )
 
 
-def _set_arguments(func_op: ir.Operation, types: Sequence[ir.Type], attrs: Sequence[ir.Attribute]) -> None:
+def _set_arguments(
+    func_op: ir.Operation, types: Sequence[ir.Type], attrs: Sequence[ir.Attribute]
+) -> None:
     results = _function_type(func_op).results
-    func_op.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(list(types), list(results)))
+    func_op.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get(list(types), list(results))
+    )
     func_op.attributes["arg_attrs"] = ir.ArrayAttr.get(list(attrs))
 
 
@@ -132,8 +145,6 @@ def bind_platform_index(module: ir.Module, platforms: Sequence[str]) -> None:
         return
     block = main.regions[0].blocks[0]
     with ir.InsertionPoint.at_block_begin(block), main.location:
-        from xhlo.dialects import stablehlo as sh
-
         index = sh.index_scalar(lowered.index(HOST_PLATFORM))
     block.arguments[0].replace_all_uses_with(index)
     block.erase_argument(0)
@@ -192,7 +203,9 @@ def _aval_type(aval: Any) -> ir.Type:
     return ir.RankedTensorType.get(dims, ir.Type.parse(dtypes.to_mlir_type(np.dtype(aval.dtype))))
 
 
-def restore_unused_arguments(module: ir.Module, in_avals: Sequence[Any], kept: Sequence[int]) -> None:
+def restore_unused_arguments(
+    module: ir.Module, in_avals: Sequence[Any], kept: Sequence[int]
+) -> None:
     """Give @main an (unused) argument for every input JAX dropped from the module."""
     if len(kept) == len(in_avals):
         return
@@ -234,24 +247,42 @@ def exported_module(source: Any, context: ir.Context) -> tuple[ir.Module, str]:
 # -- shape polymorphism ------------------------------------------------------------------------
 
 
+POLYMORPHIC_ATTR = "jax.uses_shape_polymorphism"
+
+
+def is_shape_polymorphic(module: ir.Module, func_op: ir.Operation) -> bool:
+    """Entry arguments with dynamic dimensions in a module that declares itself
+    shape-polymorphic (JAX sets ``jax.uses_shape_polymorphism = true``); other
+    dynamic modules stay compile errors."""
+    attrs = module.operation.attributes
+    declared = POLYMORPHIC_ATTR in attrs and ir.BoolAttr(attrs[POLYMORPHIC_ATTR]).value
+    return declared and has_dynamic_arguments(func_op)
+
+
 def has_dynamic_arguments(func_op: ir.Operation) -> bool:
     return any(
-        isinstance(t, ir.RankedTensorType) and not t.has_static_shape for t in _function_type(func_op).inputs
+        isinstance(t, ir.RankedTensorType) and not t.has_static_shape
+        for t in _function_type(func_op).inputs
     )
 
 
 def _refined_types(input_types: Sequence[ir.Type], args: Sequence[np.ndarray]) -> list[str]:
     """The entry's argument types for ``args`` (tokens stay tokens)."""
-    arrays = iter(args)
+    tensors = [t for t in input_types if isinstance(t, ir.RankedTensorType)]
+    if len(tensors) != len(args):
+        raise ValueError(f"the function takes {len(tensors)} argument(s), got {len(args)}")
+    arrays = iter(enumerate(args))
     refined = []
-    for position, t in enumerate(input_types):
+    for t in input_types:
         if not isinstance(t, ir.RankedTensorType):
             refined.append(str(t))
             continue
-        array = next(arrays)
+        position, array = next(arrays)
         elem = str(t.element_type)
         if array.dtype != dtypes.to_numpy_dtype(elem):
-            raise ValueError(f"argument {position}: expected dtype {dtypes.to_numpy_dtype(elem)} ({t}), got {array.dtype}")
+            raise ValueError(
+                f"argument {position}: expected dtype {dtypes.to_numpy_dtype(elem)} ({t}), got {array.dtype}"
+            )
         if array.ndim != t.rank or any(
             not t.is_dynamic_dim(d) and t.shape[d] != array.shape[d] for d in range(t.rank)
         ):
@@ -259,6 +290,11 @@ def _refined_types(input_types: Sequence[ir.Type], args: Sequence[np.ndarray]) -
         dims = "x".join(str(d) for d in array.shape)
         refined.append(f"tensor<{dims}{'x' if array.shape else ''}{elem}>")
     return refined
+
+
+def _module_int_attr(module: ir.Module, name: str, default: int) -> int:
+    attrs = module.operation.attributes
+    return ir.IntegerAttr(attrs[name]).value if name in attrs else default
 
 
 class PolymorphicExecutable:
@@ -270,8 +306,16 @@ class PolymorphicExecutable:
     signature is compiled.
     """
 
-    def __init__(self, module: ir.Module, *, entry: str, filename: str, options: dict[str, Any],
-                 num_replicas: int | None = None, num_partitions: int | None = None):
+    def __init__(
+        self,
+        module: ir.Module,
+        *,
+        entry: str,
+        filename: str,
+        options: dict[str, Any],
+        num_replicas: int | None = None,
+        num_partitions: int | None = None,
+    ):
         import io
 
         buffer = io.BytesIO()
@@ -281,11 +325,19 @@ class PolymorphicExecutable:
         self.filename = filename
         self._options = dict(options)
         self._num_replicas, self._num_partitions = num_replicas, num_partitions
+        self.num_replicas = num_replicas or _module_int_attr(module, "mhlo.num_replicas", 1)
+        self.num_partitions = num_partitions or _module_int_attr(module, "mhlo.num_partitions", 1)
         func_op = next(
-            op.operation for op in module.body.operations
-            if op.operation.name == "func.func" and ir.StringAttr(op.operation.attributes["sym_name"]).value == entry
+            op.operation
+            for op in module.body.operations
+            if op.operation.name == "func.func"
+            and ir.StringAttr(op.operation.attributes["sym_name"]).value == entry
         )
-        self.input_types = tuple(str(t) for t in _function_type(func_op).inputs)
+        inputs = _function_type(func_op).inputs
+        self.input_types = tuple(str(t) for t in inputs)
+        self._argument_elements = [
+            str(t.element_type) for t in inputs if isinstance(t, ir.RankedTensorType)
+        ]
         self._executables: dict[tuple, Any] = {}
 
     def __repr__(self) -> str:
@@ -297,7 +349,8 @@ class PolymorphicExecutable:
         return dict(self._executables)
 
     def specialize(self, *args):
-        arrays = [np.asarray(a) for a in args]
+        """The Executable for ``args``' shapes and dtypes (compiled on first use)."""
+        arrays = self._as_arrays(args)
         key = tuple((a.shape, a.dtype.str) for a in arrays)
         executable = self._executables.get(key)
         if executable is None:
@@ -306,7 +359,17 @@ class PolymorphicExecutable:
         return executable
 
     def __call__(self, *args):
-        return self.specialize(*args)(*args)
+        return self.specialize(*args)(*self._as_arrays(args))
+
+    def _as_arrays(self, args) -> list[np.ndarray]:
+        """Python scalars take their argument's element type, as in ``Executable``."""
+        elements = self._argument_elements + [None] * len(args)
+        return [
+            np.asarray(arg, dtype=dtypes.to_numpy_dtype(elem))
+            if isinstance(arg, (bool, int, float, complex)) and elem is not None
+            else np.asarray(arg)
+            for arg, elem in zip(args, elements)
+        ]
 
     def _compile(self, arrays: list[np.ndarray]):
         from .api import compile as xhlo_compile
@@ -315,8 +378,6 @@ class PolymorphicExecutable:
         with context, ir.Location.unknown():
             module = ir.Module.parse(self._bytecode)
             types = _refined_types([ir.Type.parse(t) for t in self.input_types], arrays)
-            if sum(1 for t in types if t.startswith("tensor")) != len(arrays):
-                raise ValueError(f"{self.entry} takes {len(self.input_types)} argument(s), got {len(arrays)}")
             pipeline = (
                 f"builtin.module(stablehlo-refine-arguments{{types={','.join(types)}}},"
                 "stablehlo-refine-shapes,func.func(stablehlo-canonicalize-dynamism))"
@@ -324,11 +385,17 @@ class PolymorphicExecutable:
             try:
                 passmanager.PassManager.parse(pipeline).run(module.operation)
             except ir.MLIRError as err:
-                raise CompilerError(f"{self.filename}: shape refinement for {types} failed: {err}",
-                                    stage="refine-shapes") from None
+                raise CompilerError(
+                    f"{self.filename}: shape refinement for {types} failed: {err}",
+                    stage="refine-shapes",
+                ) from None
             return xhlo_compile(
-                module, entry=self.entry, filename=self.filename, num_replicas=self._num_replicas,
-                num_partitions=self._num_partitions, **self._options,
+                module,
+                entry=self.entry,
+                filename=self.filename,
+                num_replicas=self._num_replicas,
+                num_partitions=self._num_partitions,
+                **self._options,
             )
 
 
@@ -355,7 +422,9 @@ class ExportedFunction:
 
         leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
         if tree != self.exported.in_tree:
-            raise ValueError(f"arguments {tree} do not match the exported function's {self.exported.in_tree}")
+            raise ValueError(
+                f"arguments {tree} do not match the exported function's {self.exported.in_tree}"
+            )
         arrays = [_as_aval_dtype(leaf, aval) for leaf, aval in zip(leaves, self.exported.in_avals)]
         outputs = _as_tuple(self.executable(*arrays))
         return jax.tree_util.tree_unflatten(self.exported.out_tree, list(outputs))
@@ -368,7 +437,8 @@ def _as_aval_dtype(leaf: Any, aval: Any) -> np.ndarray:
 
     array = np.asarray(leaf)
     if array.dtype != aval.dtype and (
-        isinstance(leaf, (bool, int, float, complex)) or jax.dtypes.canonicalize_dtype(array.dtype) == aval.dtype
+        isinstance(leaf, (bool, int, float, complex))
+        or jax.dtypes.canonicalize_dtype(array.dtype) == aval.dtype
     ):
         array = array.astype(aval.dtype)
     return array
@@ -402,19 +472,33 @@ class JitFunction:
     """``fun`` traced with ``jax.export`` and compiled by xhlo, once per input
     signature (pytree structure, shapes, dtypes and static arguments)."""
 
-    def __init__(self, fun: Callable, *, static_argnums: int | Sequence[int] = (),
-                 static_argnames: str | Sequence[str] = (), **options):
+    def __init__(
+        self,
+        fun: Callable,
+        *,
+        static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (),
+        **options,
+    ):
         import jax
 
         self.fun = fun
-        self._static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        self._static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-        self._jitted = jax.jit(fun, static_argnums=self._static_argnums, static_argnames=self._static_argnames)
+        self._static_argnums = (
+            (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        )
+        self._static_argnames = (
+            (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        )
+        self._jitted = jax.jit(
+            fun, static_argnums=self._static_argnums, static_argnames=self._static_argnames
+        )
         self._options = options
         self._compiled: dict[tuple, ExportedFunction] = {}
 
     def __repr__(self) -> str:
-        return f"xhlo.jit({getattr(self.fun, '__name__', self.fun)!r}, {len(self._compiled)} compiled)"
+        return (
+            f"xhlo.jit({getattr(self.fun, '__name__', self.fun)!r}, {len(self._compiled)} compiled)"
+        )
 
     def _split(self, args: tuple, kwargs: dict) -> tuple[tuple, tuple, tuple, dict]:
         static = tuple((i, args[i]) for i in self._static_argnums if i < len(args))
@@ -456,11 +540,11 @@ def jit(fun: Callable | None = None, **options):
 
 
 __all__ = [
-    "jit",
-    "load_exported",
-    "compile_exported",
     "ExportedFunction",
     "JitFunction",
     "PolymorphicExecutable",
+    "compile_exported",
     "is_jax_export",
+    "jit",
+    "load_exported",
 ]

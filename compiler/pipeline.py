@@ -60,13 +60,14 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-extend-integer-dot-operands",
             "xhlo-emulate-small-floats",
             "func.func(canonicalize)",
+            # last: collective runtime calls become external calls on buffers
+            "xhlo-lower-runtime-calls",
         ),
     ),
     Stage(
         "xhlo-stablehlo-to-linalg",
         "StableHLO -> linalg/scf/arith on signless tensors",
         (
-            "xhlo-lower-runtime-calls",
             "xhlo-legalize-control-flow",
             "func.func(stablehlo-legalize-to-linalg)",
             "stablehlo-convert-to-signless",

@@ -67,11 +67,16 @@ def _constant_value(value: ir.Value) -> int | None:
 
 
 def _check_shape_assertion(op: ir.Operation) -> None:
-    message = ir.StringAttr(op.attributes["error_message"]).value if "error_message" in op.attributes else ""
+    message = (
+        ir.StringAttr(op.attributes["error_message"]).value
+        if "error_message" in op.attributes
+        else ""
+    )
     predicate = _constant_value(op.operands[0])
     if predicate is None:
         raise PassError(
-            op, "shape_assertion on a value unknown at compile time: compile for concrete input shapes"
+            op,
+            "shape_assertion on a value unknown at compile time: compile for concrete input shapes",
         )
     if bool(predicate):
         op.erase()
@@ -120,14 +125,19 @@ def _approx_top_k(op: ir.Operation) -> None:
             "stablehlo.sort",
             inputs,
             [v.type for v in inputs],
-            {"dimension": ir.IntegerAttr.get(sh.i64(), dimension), "is_stable": ir.BoolAttr.get(True)},
+            {
+                "dimension": ir.IntegerAttr.get(sh.i64(), dimension),
+                "is_stable": ir.BoolAttr.get(True),
+            },
             regions=1,
         )
         arg_types = [t for t in scalar_types for _ in range(2)]
 
         def compare(*args):
             call = sh.create(
-                "func.call", list(args), [sh.tensor_type([], sh.i1())],
+                "func.call",
+                list(args),
+                [sh.tensor_type([], sh.i1())],
                 {"callee": ir.FlatSymbolRefAttr.get(comparator)},
             )
             return [call.result]
@@ -162,8 +172,6 @@ class LegalizeCustomCalls(ModulePass):
             elif target.startswith("xhlo.runtime."):
                 continue  # collective runtime calls, lowered by xhlo-lower-runtime-calls
             elif target.startswith("check."):
-                raise PassError(
-                    op, f"'{target}' outside the entry function cannot be evaluated"
-                )
+                raise PassError(op, f"'{target}' outside the entry function cannot be evaluated")
             else:
                 raise PassError(op, f"unsupported custom call target '{target}'")

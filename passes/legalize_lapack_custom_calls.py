@@ -18,7 +18,12 @@ LAPACK's output conventions (so the code JAX wraps around the call keeps working
   norm is below ``eps * ||A||_F``; eigenvalues ascending;
 * ``gesdd`` (SVD) -> Householder QR, then one-sided (Hestenes) Jacobi on ``R``
   until its columns are orthogonal to ``eps * sqrt(n)``; singular values
-  descending. A wide matrix is decomposed through its adjoint.
+  descending. A wide matrix is decomposed through its adjoint;
+* ``geev`` (nonsymmetric eig) -> complex Schur form by shifted QR steps
+  (Wilkinson shifts, deflation per matrix), eigenvectors by substitution on the
+  triangular factor, normalized as LAPACK's (unit norm, largest entry real);
+  complex ``gees`` (Schur) returns that Schur form (the real quasi-triangular
+  form of real ``gees`` is not produced: an error).
 
 Batch dimensions lead (``num_batch_dims``); loop indices are shared by the
 batch, per-matrix choices (pivot rows, rotations) are made with masks, never
@@ -34,13 +39,14 @@ import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
-
 from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, PassError, walk_ops
 
-TARGET = re.compile(r"^lapack_([sdcz])(potrf|trsm|getrf|geqrf|orgqr|ungqr|syevd|heevd|gesdd)_ffi$")
+TARGET = re.compile(
+    r"^lapack_([sdcz])(potrf|trsm|getrf|geqrf|orgqr|ungqr|syevd|heevd|gesdd|geev|gees)_ffi$"
+)
 
 # LAPACK's character arguments, as JAX stores them in mhlo.backend_config (ui8 codes)
 LOWER, UPPER = ord("L"), ord("U")
@@ -74,7 +80,9 @@ def _real_elem(elem: ir.Type) -> ir.Type:
 
 
 def _eps(elem: ir.Type) -> float:
-    return float(np.finfo(np.float64 if isinstance(_real_elem(elem), ir.F64Type) else np.float32).eps)
+    return float(
+        np.finfo(np.float64 if isinstance(_real_elem(elem), ir.F64Type) else np.float32).eps
+    )
 
 
 def _expand(x: ir.Value, shape: Sequence[int]) -> ir.Value:
@@ -164,7 +172,9 @@ def _adjoint(x: ir.Value) -> ir.Value:
 def _identity(shape: Sequence[int], elem: ir.Type) -> ir.Value:
     rank = len(shape)
     eq = sh.compare("EQ", _iota(shape, rank - 2), _iota(shape, rank - 1))
-    return sh.select(eq, sh.constant(1, sh.tensor_type(shape, elem)), sh.constant(0, sh.tensor_type(shape, elem)))
+    return sh.select(
+        eq, sh.constant(1, sh.tensor_type(shape, elem)), sh.constant(0, sh.tensor_type(shape, elem))
+    )
 
 
 def _starts(batch_rank: int, row: ir.Value, col: ir.Value) -> list[ir.Value]:
@@ -203,7 +213,9 @@ def _set_vector_entry(vector: ir.Value, value: ir.Value, k: ir.Value) -> ir.Valu
     """``vector[..., k] = value`` for ``value`` of shape ``[..., 1, 1]``."""
     batch = list(sh.shape_of(vector)[:-1])
     zero = sh.index_scalar(0)
-    return sh.dynamic_update_slice(vector, sh.reshape(value, [*batch, 1]), [zero] * len(batch) + [k])
+    return sh.dynamic_update_slice(
+        vector, sh.reshape(value, [*batch, 1]), [zero] * len(batch) + [k]
+    )
 
 
 def _vector_entry(vector: ir.Value, k: ir.Value) -> ir.Value:
@@ -244,8 +256,11 @@ def _finite_info(values: ir.Value, info_type: ir.Type) -> ir.Value:
     finite = sh.create(
         "stablehlo.is_finite", [values], [sh.tensor_type(sh.shape_of(values), sh.i1())]
     ).result
-    flags = sh.select(finite, sh.constant(0, sh.tensor_type(sh.shape_of(values), sh.i32())),
-                      sh.constant(1, sh.tensor_type(sh.shape_of(values), sh.i32())))
+    flags = sh.select(
+        finite,
+        sh.constant(0, sh.tensor_type(sh.shape_of(values), sh.i32())),
+        sh.constant(1, sh.tensor_type(sh.shape_of(values), sh.i32())),
+    )
     return sh.convert(_keep_max(flags, rank - 1), ir.RankedTensorType(info_type).element_type)
 
 
@@ -321,7 +336,9 @@ def _rotation(a_pp: ir.Value, a_qq: ir.Value, a_pq: ir.Value, skip: ir.Value) ->
     skip = sh.or_(skip, sh.compare("EQ", g, zero))
     safe_g = sh.select(skip, one, g)
     e = _divide(a_pq, _like(safe_g, elem))
-    theta = _divide(sh.subtract(sh.real(a_qq), sh.real(a_pp)), sh.multiply(sh.constant(2, real_type), safe_g))
+    theta = _divide(
+        sh.subtract(sh.real(a_qq), sh.real(a_pp)), sh.multiply(sh.constant(2, real_type), safe_g)
+    )
     sign = sh.select(sh.compare("GE", theta, zero), one, sh.unary("negate", one))
     root = _sqrt(sh.add(one, sh.multiply(theta, theta)))
     t = _divide(sign, sh.add(_abs(theta), root))
@@ -360,7 +377,9 @@ def _rotate_rows(x: ir.Value, rot: Rotation, p: ir.Value, q: ir.Value) -> ir.Val
     return _set_row(_set_row(x, new_p, p), new_q, q)
 
 
-def _pair_sweep(n: int, init: Sequence[ir.Value], rotate: Callable[..., Sequence[ir.Value]]) -> list[ir.Value]:
+def _pair_sweep(
+    n: int, init: Sequence[ir.Value], rotate: Callable[..., Sequence[ir.Value]]
+) -> list[ir.Value]:
     """``for p < q < n: state = rotate(p, q, *state)`` (row-cyclic order)."""
 
     def has_pairs(p, q, *state):
@@ -390,7 +409,9 @@ def _sweeps(
         return sh.and_(more, unconverged(*state))
 
     results = sh.while_loop(
-        [sh.index_scalar(0), *init], keep_going, lambda count, *state: [_increment(count), *sweep(*state)]
+        [sh.index_scalar(0), *init],
+        keep_going,
+        lambda count, *state: [_increment(count), *sweep(*state)],
     )
     return results[1:]
 
@@ -435,7 +456,9 @@ def potrf(a: ir.Value, lower: bool, info_type: ir.Type) -> list[ir.Value]:
 
 
 def trsm(a: ir.Value, b: ir.Value, config: dict[str, int]) -> ir.Value:
-    mode = {NO_TRANS: "NO_TRANSPOSE", TRANS: "TRANSPOSE", CONJ_TRANS: "ADJOINT"}[config.get("trans_x", NO_TRANS)]
+    mode = {NO_TRANS: "NO_TRANSPOSE", TRANS: "TRANSPOSE", CONJ_TRANS: "ADJOINT"}[
+        config.get("trans_x", NO_TRANS)
+    ]
     attributes = {
         "left_side": ir.BoolAttr.get(config.get("side", LEFT) == LEFT),
         "lower": ir.BoolAttr.get(config.get("uplo", LOWER) == LOWER),
@@ -476,9 +499,13 @@ def getrf(a: ir.Value, ipiv_type: ir.Type, info_type: ir.Type) -> list[ir.Value]
         largest = _expand(_keep_dims_reduce(candidates, rank - 2, "maximum", -1), column_shape)
         is_largest = sh.and_(sh.compare("EQ", candidates, largest), sh.compare("GE", rows, k_rows))
         positions = sh.select(is_largest, rows, sh.constant(m, rows.type))
-        p = sh.reduce([positions], [sh.index_scalar(m)], [rank - 2], lambda x, y: [sh.minimum(x, y)])[0]
+        p = sh.reduce(
+            [positions], [sh.index_scalar(m)], [rank - 2], lambda x, y: [sh.minimum(x, y)]
+        )[0]
         p = sh.reshape(p, scalar_shape)
-        p = sh.select(sh.compare("EQ", p, sh.constant(m, p.type)), _scalar_like(k, scalar_shape), p)  # NaN column
+        p = sh.select(
+            sh.compare("EQ", p, sh.constant(m, p.type)), _scalar_like(k, scalar_shape), p
+        )  # NaN column
         # swap rows k and p (selects: exact)
         is_p = sh.compare("EQ", rows_full, _expand(p, shape))
         is_k = sh.compare("EQ", rows_full, _scalar_like(k, shape))
@@ -490,7 +517,9 @@ def getrf(a: ir.Value, ipiv_type: ir.Type, info_type: ir.Type) -> list[ir.Value]
         nonzero = sh.compare("NE", pivot, sh.constant(0, pivot.type))
         column = _column(lu, k)
         below = sh.and_(sh.compare("GT", rows, k_rows), _expand(nonzero, column_shape))
-        multipliers = sh.select(below, _divide(column, _expand(pivot, column_shape)), sh.constant(0, column.type))
+        multipliers = sh.select(
+            below, _divide(column, _expand(pivot, column_shape)), sh.constant(0, column.type)
+        )
         trailing_row = sh.select(
             sh.compare("GT", _iota([*batch, 1, n], rank - 1), _scalar_like(k, [*batch, 1, n])),
             row_p,
@@ -504,7 +533,8 @@ def getrf(a: ir.Value, ipiv_type: ir.Type, info_type: ir.Type) -> list[ir.Value]
         lu = _set_column(lu, sh.select(below, multipliers, column), k)
         ipiv = _set_vector_entry(ipiv, sh.add(p, sh.constant(1, p.type)), k)
         first_zero = sh.and_(
-            sh.compare("EQ", info, sh.constant(0, info.type)), sh.reshape(sh.unary("not", nonzero), batch)
+            sh.compare("EQ", info, sh.constant(0, info.type)),
+            sh.reshape(sh.unary("not", nonzero), batch),
         )
         info = sh.select(first_zero, _scalar_like(_increment(k), batch), info)
         return [lu, ipiv, info]
@@ -523,7 +553,9 @@ def _convert_to(x: ir.Value, t: ir.Type) -> ir.Value:
 # -- geqrf, orgqr --------------------------------------------------------------------------
 
 
-def _householder(column: ir.Value, alpha: ir.Value, below: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+def _householder(
+    column: ir.Value, alpha: ir.Value, below: ir.Value
+) -> tuple[ir.Value, ir.Value, ir.Value]:
     """(v tail, beta, tau) of ``?larfg`` for ``[alpha; x]``, ``x`` = column where ``below``.
 
     ``H^H [alpha; x] = [beta; 0]`` with ``H = I - tau v v^H``, ``v = [1; tail]``,
@@ -538,7 +570,9 @@ def _householder(column: ir.Value, alpha: ir.Value, below: ir.Value) -> tuple[ir
     alpha_im = sh.imag(alpha) if _is_complex(elem) else sh.constant(0, alpha_re.type)
     real_type = alpha_re.type
     zero = sh.constant(0, real_type)
-    norm = _sqrt(sh.add(sh.add(sh.multiply(alpha_re, alpha_re), sh.multiply(alpha_im, alpha_im)), x_norm2))
+    norm = _sqrt(
+        sh.add(sh.add(sh.multiply(alpha_re, alpha_re), sh.multiply(alpha_im, alpha_im)), x_norm2)
+    )
     beta = sh.select(sh.compare("GE", alpha_re, zero), sh.unary("negate", norm), norm)
     trivial = sh.and_(sh.compare("EQ", x_norm2, zero), sh.compare("EQ", alpha_im, zero))
     safe_beta = sh.select(trivial, sh.constant(1, real_type), beta)
@@ -563,7 +597,9 @@ def _reflector(a: ir.Value, k: ir.Value, tail_column: ir.Value) -> ir.Value:
     k_rows = _scalar_like(k, column_shape)
     zeros, ones = sh.constant(0, tail_column.type), sh.constant(1, tail_column.type)
     return sh.select(
-        sh.compare("GT", rows, k_rows), tail_column, sh.select(sh.compare("EQ", rows, k_rows), ones, zeros)
+        sh.compare("GT", rows, k_rows),
+        tail_column,
+        sh.select(sh.compare("EQ", rows, k_rows), ones, zeros),
     )
 
 
@@ -588,7 +624,11 @@ def geqrf(a: ir.Value) -> list[ir.Value]:
         right = sh.compare("GT", cols_full, _scalar_like(k, shape))
         qr = sh.select(right, sh.subtract(qr, update), qr)
         new_column = sh.select(
-            below, tail, sh.select(sh.compare("EQ", rows, k_rows), _expand(_like(beta, elem), column_shape), column)
+            below,
+            tail,
+            sh.select(
+                sh.compare("EQ", rows, k_rows), _expand(_like(beta, elem), column_shape), column
+            ),
         )
         qr = _set_column(qr, new_column, k)
         return [qr, _set_vector_entry(taus, tau, k)]
@@ -633,7 +673,9 @@ def _off_diagonal_large(a: ir.Value) -> ir.Value:
     rank = len(shape)
     squares = _abs_squared(a)
     off = sh.select(
-        sh.compare("NE", _iota(shape, rank - 2), _iota(shape, rank - 1)), squares, sh.constant(0, squares.type)
+        sh.compare("NE", _iota(shape, rank - 2), _iota(shape, rank - 1)),
+        squares,
+        sh.constant(0, squares.type),
     )
     dims = [rank - 2, rank - 1]
     off_total, total = sh.reduce_sum(off, dims), sh.reduce_sum(squares, dims)
@@ -650,7 +692,9 @@ def jacobi_eigh(a: ir.Value, want_vectors: bool) -> tuple[ir.Value, ir.Value]:
 
     def rotate(p, q, matrix, vectors):
         a_pp, a_qq, a_pq = _entry(matrix, p, p), _entry(matrix, q, q), _entry(matrix, p, q)
-        rot = _rotation(a_pp, a_qq, a_pq, sh.constant(False, sh.tensor_type(sh.shape_of(a_pp), sh.i1())))
+        rot = _rotation(
+            a_pp, a_qq, a_pq, sh.constant(False, sh.tensor_type(sh.shape_of(a_pp), sh.i1()))
+        )
         matrix = _rotate_rows(_rotate_columns(matrix, rot, p, q), rot, p, q)
         # the rotated 2x2 block, exactly diagonal
         shift = sh.multiply(rot.t, rot.g)
@@ -717,7 +761,9 @@ def one_sided_jacobi(w: ir.Value) -> tuple[ir.Value, ir.Value]:
         gamma = _keep_dims_sum(sh.multiply(sh.conj(col_p), col_q), rank - 2)
         bound = sh.multiply(sh.constant(tol, alpha.type), _sqrt(sh.multiply(alpha, beta)))
         skip = sh.compare("LE", _abs(gamma), bound)
-        rot = _rotation(_like(alpha, sh.element_type(w)), _like(beta, sh.element_type(w)), gamma, skip)
+        rot = _rotation(
+            _like(alpha, sh.element_type(w)), _like(beta, sh.element_type(w)), gamma, skip
+        )
         return [_rotate_columns(work, rot, p, q), _rotate_columns(vectors, rot, p, q)]
 
     def sweep(work, vectors):
@@ -742,7 +788,9 @@ def _svd_tall(a: ir.Value, full: bool) -> tuple[ir.Value, ir.Value, ir.Value]:
     norms = _sqrt(sh.reduce_sum(_abs_squared(work), [rank - 2]))  # [..., n]
     values, permutation = _sort_permutation(norms, "GT")
     work, vectors = _permute_columns(work, permutation), _permute_columns(vectors, permutation)
-    safe = sh.select(sh.compare("EQ", values, sh.constant(0, values.type)), sh.constant(1, values.type), values)
+    safe = sh.select(
+        sh.compare("EQ", values, sh.constant(0, values.type)), sh.constant(1, values.type), values
+    )
     scale = sh.broadcast_in_dim(_like(safe, elem), [*batch, n, n], [*range(rank - 2), rank - 1])
     left_r = _complete_columns(_divide(work, scale), values)  # n x n unitary
     width = m if full else n
@@ -773,7 +821,9 @@ def _complete_columns(u: ir.Value, values: ir.Value) -> ir.Value:
         kept = sh.select(columns, sh.constant(0, u.type), u)
         qr, taus = geqrf(kept)
         signs = _diagonal(qr)
-        signs = sh.select(sh.compare("EQ", signs, sh.constant(0, signs.type)), sh.constant(1, signs.type), signs)
+        signs = sh.select(
+            sh.compare("EQ", signs, sh.constant(0, signs.type)), sh.constant(1, signs.type), signs
+        )
         scale = sh.broadcast_in_dim(signs, sh.shape_of(u), [*range(rank - 2), rank - 1])
         return [sh.multiply(orgqr(qr, taus), scale)]
 
@@ -802,13 +852,15 @@ def _embed(x: ir.Value, size: int) -> ir.Value:
     grown = sh.pad(x, fill, [0] * rank, [0] * (rank - 2) + [size - n, size - n], [0] * rank)
     shape = [*batch, size, size]
     rows, cols = _iota(shape, rank - 2), _iota(shape, rank - 1)
-    corner = sh.and_(sh.compare("EQ", rows, cols), sh.compare("GE", rows, sh.constant(n, rows.type)))
+    corner = sh.and_(
+        sh.compare("EQ", rows, cols), sh.compare("GE", rows, sh.constant(n, rows.type))
+    )
     return sh.select(corner, sh.constant(1, grown.type), grown)
 
 
 def gesdd(a: ir.Value, config: dict[str, int], result_types: list[ir.Type]) -> list[ir.Value]:
     """(a, s, u, vt, info), as ``?gesdd`` (``a`` is returned unchanged: LAPACK destroys it)."""
-    *batch, m, n = sh.shape_of(a)
+    *_, m, n = sh.shape_of(a)
     mode = config.get("mode", SVD_ALL)
     full = mode == SVD_ALL
     if m >= n:
@@ -822,6 +874,283 @@ def gesdd(a: ir.Value, config: dict[str, int], result_types: list[ir.Type]) -> l
     return [a, values, u, vt, _finite_info(values, result_types[4])]
 
 
+# -- geev ----------------------------------------------------------------------------------
+
+
+def _per_matrix_entry(x: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
+    """``x[..., row, col]`` with per-matrix indices (``[..., 1, 1]`` i32) as ``[..., 1, 1]``."""
+    shape = sh.shape_of(x)
+    rank = len(shape)
+    hit = sh.and_(
+        sh.compare("EQ", _iota(shape, rank - 2), _expand(row, shape)),
+        sh.compare("EQ", _iota(shape, rank - 1), _expand(col, shape)),
+    )
+    picked = sh.select(hit, x, sh.constant(0, x.type))
+    return _keep_dims_sum(_keep_dims_sum(picked, rank - 1), rank - 2)
+
+
+def _wilkinson_shift(t: ir.Value, m: ir.Value) -> ir.Value:
+    """The eigenvalue of the trailing 2x2 of the active block closer to its last entry."""
+    one = sh.constant(1, m.type)
+    last, before = sh.subtract(m, one), sh.subtract(m, sh.add(one, one))
+    a, b = _per_matrix_entry(t, before, before), _per_matrix_entry(t, before, last)
+    c, d = _per_matrix_entry(t, last, before), _per_matrix_entry(t, last, last)
+    half = sh.constant(0.5, a.type)
+    mean = sh.multiply(sh.add(a, d), half)
+    gap = sh.multiply(sh.subtract(a, d), half)
+    root = _sqrt(sh.add(sh.multiply(gap, gap), sh.multiply(b, c)))  # complex sqrt
+    plus, minus = sh.add(mean, root), sh.subtract(mean, root)
+    closer = sh.compare("LE", _abs(sh.subtract(plus, d)), _abs(sh.subtract(minus, d)))
+    return sh.select(closer, plus, minus)
+
+
+def _last_row_negligible(t: ir.Value, m: ir.Value) -> ir.Value:
+    """Per matrix (``[..., 1, 1]`` i1): ``||T[m-1, :m-1]|| <= eps (|T[m-2,m-2]| + |T[m-1,m-1]|)``."""
+    shape = sh.shape_of(t)
+    rank = len(shape)
+    one = sh.constant(1, m.type)
+    last = sh.subtract(m, one)
+    in_row = sh.and_(
+        sh.compare("EQ", _iota(shape, rank - 2), _expand(last, shape)),
+        sh.compare("LT", _iota(shape, rank - 1), _expand(last, shape)),
+    )
+    squares = _abs_squared(t)
+    row = _keep_dims_sum(
+        _keep_dims_sum(sh.select(in_row, squares, sh.constant(0, squares.type)), rank - 1), rank - 2
+    )
+    before = sh.subtract(last, one)
+    scale = sh.add(
+        _abs(_per_matrix_entry(t, last, last)), _abs(_per_matrix_entry(t, before, before))
+    )
+    total = _keep_dims_sum(_keep_dims_sum(squares, rank - 1), rank - 2)
+    eps = _eps(sh.element_type(t))
+    scale = sh.select(sh.compare("EQ", scale, sh.constant(0, scale.type)), _sqrt(total), scale)
+    bound = sh.multiply(sh.constant(eps, scale.type), scale)
+    return sh.compare("LE", row, sh.multiply(bound, bound))
+
+
+def complex_schur(a: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(T upper triangular, Z unitary, converged) with ``A = Z T Z^H``: shifted QR steps.
+
+    Each matrix keeps its own active size m: a step factors ``diag(T_m - mu I, I)``
+    (Householder QR), applies ``T <- Q^H T Q``, ``Z <- Z Q``, and deflates the last
+    active row once it is negligible. Every 11th step without deflation takes an
+    exceptional shift to break cycles.
+    """
+    shape = sh.shape_of(a)
+    *batch, n, _ = shape
+    rank = len(shape)
+    scalar_shape = [*batch, 1, 1]
+    rows, cols = _iota(shape, rank - 2), _iota(shape, rank - 1)
+    identity = _identity(shape, sh.element_type(a))
+    max_steps = 30 * n
+
+    def unfinished(steps, t, z, m, stalled):
+        active = _any(sh.compare("GT", m, sh.constant(1, m.type)))
+        return sh.and_(active, sh.compare("LT", steps, sh.index_scalar(max_steps)))
+
+    def step(steps, t, z, m, stalled):
+        working = sh.compare("GT", m, sh.constant(1, m.type))
+        shift = _wilkinson_shift(t, sh.select(working, m, sh.constant(2, m.type)))
+        exceptional = sh.compare("EQ", stalled, sh.constant(10, stalled.type))
+        last = sh.subtract(sh.select(working, m, sh.constant(2, m.type)), sh.constant(1, m.type))
+        nudge = sh.multiply(
+            _like(
+                _abs(_per_matrix_entry(t, last, sh.subtract(last, sh.constant(1, m.type)))),
+                sh.element_type(t),
+            ),
+            sh.constant(1.5, shift.type),
+        )
+        shift = sh.select(exceptional, sh.add(_per_matrix_entry(t, last, last), nudge), shift)
+        in_block = sh.and_(
+            sh.and_(
+                sh.compare("LT", rows, _expand(m, shape)), sh.compare("LT", cols, _expand(m, shape))
+            ),
+            _expand(working, shape),
+        )
+        shifted = sh.subtract(t, sh.multiply(identity, _expand(shift, shape)))
+        block = sh.select(in_block, shifted, identity)
+        qr, taus = geqrf(block)
+        q = orgqr(qr, taus)
+        t = _matmul(_adjoint(q), _matmul(t, q))
+        z = _matmul(z, q)
+        deflate = sh.and_(
+            working, _last_row_negligible(t, sh.select(working, m, sh.constant(2, m.type)))
+        )
+        # the deflated row becomes exactly zero left of the diagonal
+        row_mask = sh.and_(
+            sh.and_(
+                sh.compare("EQ", rows, _expand(sh.subtract(m, sh.constant(1, m.type)), shape)),
+                sh.compare("LT", cols, _expand(sh.subtract(m, sh.constant(1, m.type)), shape)),
+            ),
+            _expand(deflate, shape),
+        )
+        t = sh.select(row_mask, sh.constant(0, t.type), t)
+        m = sh.select(deflate, sh.subtract(m, sh.constant(1, m.type)), m)
+        stalled = sh.select(
+            deflate,
+            sh.constant(0, stalled.type),
+            sh.select(
+                exceptional,
+                sh.constant(0, stalled.type),
+                sh.add(stalled, sh.constant(1, stalled.type)),
+            ),
+        )
+        return [_increment(steps), t, z, m, stalled]
+
+    m = sh.constant(n, sh.tensor_type(scalar_shape, sh.i32()))
+    stalled = sh.constant(0, sh.tensor_type(scalar_shape, sh.i32()))
+    _, t, z, m, _ = sh.while_loop([sh.index_scalar(0), a, identity, m, stalled], unfinished, step)
+    # below the diagonal only rounding is left once every row deflated
+    t = sh.select(sh.compare("GT", rows, cols), sh.constant(0, t.type), t)
+    converged = sh.compare("LE", m, sh.constant(1, m.type))
+    return t, z, converged
+
+
+def _triangular_eigenvectors(t: ir.Value, values: ir.Value, right: bool) -> ir.Value:
+    """Column k: the eigenvector of upper triangular T for ``values[k]`` (right), or the
+    conjugate of the left one (``y^H T = lambda y^H``), with 1 at position k.
+
+    One substitution loop solves all columns at once; a zero ``T[i,i] - lambda_k``
+    (repeated eigenvalue) is replaced by ``eps ||T||`` as LAPACK's ``?trevc`` does.
+    """
+    shape = sh.shape_of(t)
+    *batch, n, _ = shape
+    rank = len(shape)
+    rows, cols = _iota(shape, rank - 2), _iota(shape, rank - 1)
+    row_shape = [*batch, 1, n]
+    lambdas = sh.reshape(values, row_shape)
+    magnitude = _sqrt(_keep_dims_sum(_keep_dims_sum(_abs_squared(t), rank - 1), rank - 2))
+    tiny = float(
+        np.finfo(
+            np.float64 if isinstance(_real_elem(sh.element_type(t)), ir.F64Type) else np.float32
+        ).tiny
+    )
+    smallest = sh.maximum(
+        sh.multiply(magnitude, sh.constant(_eps(sh.element_type(t)), magnitude.type)),
+        sh.constant(tiny, magnitude.type),
+    )
+    smallest = _expand(smallest, row_shape)
+    start = sh.select(sh.compare("EQ", rows, cols), sh.constant(1, t.type), sh.constant(0, t.type))
+    row_positions = _iota(row_shape, rank - 1)
+
+    def solve_row(step, x):
+        i = sh.subtract(sh.index_scalar(n - 2), step) if right else _increment(step)
+        i_row = _scalar_like(i, row_shape)
+        if right:  # x[i, k] = -(T[i, i+1:] . x[i+1:, k]) / (T[i, i] - lambda_k), k > i
+            coefficients = _row(t, i)
+            known = sh.compare("GT", row_positions, i_row)
+            coefficients = sh.select(known, coefficients, sh.constant(0, coefficients.type))
+            accumulated = _matmul(coefficients, x)
+            solving = sh.compare("GT", row_positions, i_row)
+        else:  # conj(y)[i, k] = -(conj(y)[:i, k] . T[:i, i]) / (T[i, i] - lambda_k), k < i
+            coefficients = sh.transpose(_column(t, i), [*range(rank - 2), rank - 1, rank - 2])
+            known = sh.compare("LT", row_positions, i_row)
+            coefficients = sh.select(known, coefficients, sh.constant(0, coefficients.type))
+            accumulated = _matmul(coefficients, x)
+            solving = sh.compare("LT", row_positions, i_row)
+        difference = sh.subtract(_expand(_entry(t, i, i), row_shape), lambdas)
+        too_small = sh.compare("LT", _abs(difference), smallest)
+        difference = sh.select(too_small, _like(smallest, sh.element_type(t)), difference)
+        solved = _divide(sh.unary("negate", accumulated), difference)
+        new_row = sh.select(solving, solved, _row(x, i))
+        return [_set_row(x, new_row, i)]
+
+    if n == 1:
+        return start
+    return _counted_loop(n - 1, [start], solve_row)[0]
+
+
+def _normalize_columns(v: ir.Value) -> ir.Value:
+    """Unit 2-norm columns whose largest-magnitude component is real (LAPACK's ?geev)."""
+    shape = sh.shape_of(v)
+    rank = len(shape)
+    squares = _abs_squared(v)
+    norms = _sqrt(_keep_dims_sum(squares, rank - 2))
+    largest = _expand(_keep_dims_reduce(squares, rank - 2, "maximum", 0), shape)
+    rows = _iota(shape, rank - 2)
+    first_largest = sh.reduce(
+        [sh.select(sh.compare("EQ", squares, largest), rows, sh.constant(shape[-2], rows.type))],
+        [sh.index_scalar(shape[-2])],
+        [rank - 2],
+        lambda x, y: [sh.minimum(x, y)],
+    )[0]
+    pick = sh.compare(
+        "EQ", rows, sh.broadcast_in_dim(first_largest, shape, [*range(rank - 2), rank - 1])
+    )
+    pivot = _keep_dims_sum(sh.select(pick, v, sh.constant(0, v.type)), rank - 2)
+    pivot_size = _abs(pivot)
+    safe = sh.compare("GT", pivot_size, sh.constant(0, pivot_size.type))
+    phase = _divide(
+        sh.conj(pivot),
+        _like(sh.select(safe, pivot_size, sh.constant(1, pivot_size.type)), sh.element_type(v)),
+    )
+    phase = sh.select(safe, phase, sh.constant(1, phase.type))
+    safe_norms = sh.select(
+        sh.compare("GT", norms, sh.constant(0, norms.type)), norms, sh.constant(1, norms.type)
+    )
+    scale = _divide(phase, _like(safe_norms, sh.element_type(v)))
+    return sh.multiply(v, _expand(scale, shape))
+
+
+def geev(a: ir.Value, config: dict[str, int], result_types: list[ir.Type]) -> list[ir.Value]:
+    """``?geev``: (wr, wi, vl, vr, info) for real input, (w, vl, vr, info) for complex.
+
+    Complex Schur form by shifted QR, eigenvectors by substitution on T.
+    Eigenvalues come in deflation order (LAPACK's order is unspecified too); for
+    real input conjugate pairs are not forced to be exact conjugates.
+    """
+    elem = sh.element_type(a)
+    real_input = not _is_complex(elem)
+    complex_elem = ir.ComplexType.get(elem) if real_input else elem
+    matrix = _like(a, complex_elem) if real_input else a
+    t, z, converged = complex_schur(matrix)
+    values = _diagonal(t)
+    vectors = []
+    for key, right in (("compute_left", False), ("compute_right", True)):
+        if config.get(key, NO_TRANS) == VECTORS:
+            triangular = _triangular_eigenvectors(t, values, right)
+            vectors.append(
+                _normalize_columns(_matmul(z, triangular if right else sh.conj(triangular)))
+            )
+        else:
+            vectors.append(sh.constant(0, matrix.type))
+    batch_shape = _batch(a)
+    info = sh.select(
+        sh.reshape(converged, batch_shape),
+        sh.constant(0, sh.tensor_type(batch_shape, sh.i32())),
+        sh.constant(1, sh.tensor_type(batch_shape, sh.i32())),
+    )
+    info = _convert_to(info, result_types[-1])
+    if real_input:
+        return [sh.real(values), sh.imag(values), *vectors, info]
+    return [values, *vectors, info]
+
+
+def gees(op: ir.Operation, config: dict[str, int], result_types: list[ir.Type]) -> list[ir.Value]:
+    """Complex ``?gees``: (T, Z, w, sdim, info) with ``A = Z T Z^H``, no eigenvalue sorting.
+
+    The real variant returns the real (quasi-triangular) Schur form, which the
+    complex QR iteration does not produce: it is an error.
+    """
+    a = op.operands[0]
+    if not _is_complex(sh.element_type(a)):
+        raise PassError(op, "the real Schur form (real ?gees) is not supported; complex input is")
+    if config.get("sort", NO_TRANS) != NO_TRANS:
+        raise PassError(op, "?gees with eigenvalue sorting is not supported")
+    t, z, converged = complex_schur(a)
+    if config.get("mode", VECTORS) != VECTORS:
+        z = sh.constant(0, a.type)
+    batch_shape = _batch(a)
+    info = sh.select(
+        sh.reshape(converged, batch_shape),
+        sh.constant(0, sh.tensor_type(batch_shape, sh.i32())),
+        sh.constant(1, sh.tensor_type(batch_shape, sh.i32())),
+    )
+    sdim = sh.constant(0, result_types[3])
+    return [t, z, _diagonal(t), sdim, _convert_to(info, result_types[4])]
+
+
 # -- the pass ------------------------------------------------------------------------------
 
 
@@ -832,7 +1161,11 @@ def backend_config(op: ir.Operation) -> dict[str, int]:
     attr = op.attributes["mhlo.backend_config"]
     if not isinstance(attr, ir.DictAttr):
         return {}
-    return {named.name: ir.IntegerAttr(named.attr).value for named in attr if isinstance(named.attr, ir.IntegerAttr)}
+    return {
+        named.name: ir.IntegerAttr(named.attr).value
+        for named in attr
+        if isinstance(named.attr, ir.IntegerAttr)
+    }
 
 
 def _check_matrix_operands(op: ir.Operation, target: str) -> None:
@@ -842,7 +1175,9 @@ def _check_matrix_operands(op: ir.Operation, target: str) -> None:
             raise PassError(op, f"'{target}' needs statically shaped operands, got {t}")
     shape = sh.shape_of(op.operands[0])
     if len(shape) < 2 or 0 in shape:
-        raise PassError(op, f"'{target}' needs a non-empty matrix operand, got {op.operands[0].type}")
+        raise PassError(
+            op, f"'{target}' needs a non-empty matrix operand, got {op.operands[0].type}"
+        )
 
 
 def legalize(op: ir.Operation, routine: str) -> list[ir.Value]:
@@ -862,6 +1197,10 @@ def legalize(op: ir.Operation, routine: str) -> list[ir.Value]:
         return [orgqr(operands[0], operands[1])]
     if routine in ("syevd", "heevd"):
         return syevd(operands[0], config, result_types[2])
+    if routine == "geev":
+        return geev(operands[0], config, result_types)
+    if routine == "gees":
+        return gees(op, config, result_types)
     return gesdd(operands[0], config, result_types)
 
 
@@ -881,9 +1220,13 @@ class LegalizeLapackCustomCalls(ModulePass):
             with ir.InsertionPoint(op), op.location:
                 values = legalize(op, match.group(2))
             if len(values) != len(op.results):
-                raise PassError(op, f"'{target}': expected {len(values)} results, got {len(op.results)}")
+                raise PassError(
+                    op, f"'{target}': expected {len(values)} results, got {len(op.results)}"
+                )
             for result, value in zip(op.results, values):
                 if result.type != value.type:
-                    raise PassError(op, f"'{target}': result type {result.type}, computed {value.type}")
+                    raise PassError(
+                        op, f"'{target}': result type {result.type}, computed {value.type}"
+                    )
                 result.replace_all_uses_with(value)
             op.erase()

@@ -54,7 +54,9 @@ def _inline_region(op: ir.Operation) -> None:
         inner.operation.move_before(op)
     for result, value in zip(op.results, terminator.operands):
         if result.type != value.type:
-            raise PassError(op, f"'{op.name}' result {result.type} is built from shards {value.type}")
+            raise PassError(
+                op, f"'{op.name}' result {result.type} is built from shards {value.type}"
+            )
         result.replace_all_uses_with(value)
     op.erase()
 

@@ -32,7 +32,6 @@ import math
 import re
 
 import numpy as np
-
 from xhlo._mlir import ir
 
 from .base import ModulePass, PassError, walk_ops
@@ -49,7 +48,7 @@ class Tiling:
     blocks: np.ndarray  # [num_devices, rank] block index per dimension
 
     @staticmethod
-    def whole(rank: int, devices: int) -> "Tiling":
+    def whole(rank: int, devices: int) -> Tiling:
         return Tiling((1,) * rank, np.zeros((devices, rank), np.int64))
 
     def attr(self) -> ir.Attribute:
@@ -98,7 +97,11 @@ def parse_shardings(text: str) -> list[list[list[str]]]:
 def mesh_tiling(mesh: list[tuple[str, int]], dims: list[list[str]], rank: int) -> Tiling:
     sizes = dict(mesh)
     devices = math.prod(sizes.values())
-    coords = np.stack(np.unravel_index(np.arange(devices), [s for _, s in mesh]), axis=1) if mesh else np.zeros((1, 0))
+    coords = (
+        np.stack(np.unravel_index(np.arange(devices), [s for _, s in mesh]), axis=1)
+        if mesh
+        else np.zeros((1, 0))
+    )
     position = {name: i for i, (name, _) in enumerate(mesh)}
     dims = list(dims) + [[]] * (rank - len(dims))
     counts, blocks = [], np.zeros((devices, rank), np.int64)
@@ -119,7 +122,10 @@ def hlo_tiling(text: str, rank: int, devices: int) -> Tiling:
     text = text.strip()
     if text in ("{replicated}", "{manual}") or text.startswith("{replicated"):
         return Tiling.whole(rank, devices)
-    match = re.fullmatch(r"\{devices=\[([\d,]+)\]\s*(.*?)\s*((?:last_tile_dim_replicate|last_tile_dims=\{[^}]*\})?)\s*\}", text)
+    match = re.fullmatch(
+        r"\{devices=\[([\d,]+)\]\s*(.*?)\s*((?:last_tile_dim_replicate|last_tile_dims=\{[^}]*\})?)\s*\}",
+        text,
+    )
     if not match:
         raise ValueError(f"unsupported mhlo.sharding '{text}'")
     shape = [int(v) for v in match.group(1).split(",")]
@@ -147,7 +153,11 @@ def _tile_assignment(text: str, shape: list[int]) -> np.ndarray:
 
 
 def _sharding_string(op: ir.Operation) -> str:
-    return ir.StringAttr(op.attributes["mhlo.sharding"]).value if "mhlo.sharding" in op.attributes else ""
+    return (
+        ir.StringAttr(op.attributes["mhlo.sharding"]).value
+        if "mhlo.sharding" in op.attributes
+        else ""
+    )
 
 
 def _custom_call_target(op: ir.Operation | None) -> str | None:
@@ -195,11 +205,15 @@ def _set_signature(func_op: ir.Operation) -> None:
     block = func_op.regions[0].blocks[0]
     terminator = block.operations[len(block.operations) - 1]
     func_op.attributes["function_type"] = ir.TypeAttr.get(
-        ir.FunctionType.get([a.type for a in block.arguments], [v.type for v in terminator.operands])
+        ir.FunctionType.get(
+            [a.type for a in block.arguments], [v.type for v in terminator.operands]
+        )
     )
 
 
-def _record(module: ir.Operation, func_op: ir.Operation, arguments: list[Tiling], results: list[Tiling]) -> None:
+def _record(
+    module: ir.Operation, func_op: ir.Operation, arguments: list[Tiling], results: list[Tiling]
+) -> None:
     module.attributes[SHARD_MAP_ATTR] = ir.DictAttr.get(
         {
             "function": func_op.attributes["sym_name"],
@@ -227,15 +241,24 @@ class LocalizeShardMap(ModulePass):
             if len(func_op.regions[0].blocks) == 0:
                 continue
             block = func_op.regions[0].blocks[0]
-            manual = [op.operation for op in block.operations if op.operation.name == "sdy.manual_computation"]
+            manual = [
+                op.operation
+                for op in block.operations
+                if op.operation.name == "sdy.manual_computation"
+            ]
             if manual:
                 self._shardy(module, func_op, manual, devices)
-            elif any(_custom_call_target(op.operation) == "SPMDFullToShardShape" for op in block.operations):
+            elif any(
+                _custom_call_target(op.operation) == "SPMDFullToShardShape"
+                for op in block.operations
+            ):
                 self._gspmd(module, func_op, devices)
 
     # Shardy ---------------------------------------------------------------------------------
 
-    def _shardy(self, module: ir.Operation, func_op: ir.Operation, manual: list[ir.Operation], devices: int) -> None:
+    def _shardy(
+        self, module: ir.Operation, func_op: ir.Operation, manual: list[ir.Operation], devices: int
+    ) -> None:
         block = func_op.regions[0].blocks[0]
         allowed = ("sdy.manual_computation", "func.return", *FORWARDING_OPS)
         if len(manual) != 1 or any(op.operation.name not in allowed for op in block.operations):
@@ -254,7 +277,9 @@ class LocalizeShardMap(ModulePass):
                 raise PassError(manual, "a shard_map operand is not an argument of the function")
             index = source.arg_number
             if seen.setdefault(index, inner.type) != inner.type:
-                raise PassError(manual, f"argument {index} enters the shard_map as two different shards")
+                raise PassError(
+                    manual, f"argument {index} enters the shard_map as two different shards"
+                )
             arguments[index] = tiling
             inner.replace_all_uses_with(source)
             source.set_type(inner.type)
@@ -267,11 +292,19 @@ class LocalizeShardMap(ModulePass):
         for i, value in enumerate(func_return.operands):
             source = _source(value)
             if not isinstance(source, ir.OpResult) or source.owner != manual:
-                raise PassError(func_return, f"result {i} of the function is not a shard_map result")
+                raise PassError(
+                    func_return, f"result {i} of the function is not a shard_map result"
+                )
             func_return.operands[i] = local_results[source.result_number]
             results.append(outs[source.result_number])
         terminator.erase()
-        _erase_unused([op.operation for op in block.operations if op.operation.name in allowed[:1] + FORWARDING_OPS])
+        _erase_unused(
+            [
+                op.operation
+                for op in block.operations
+                if op.operation.name in allowed[:1] + FORWARDING_OPS
+            ]
+        )
         _set_signature(func_op)
         _record(module, func_op, arguments, results)
 
@@ -280,7 +313,8 @@ class LocalizeShardMap(ModulePass):
         out_text = str(manual.attributes["out_shardings"])
         name = re.search(r"<@([\w.$-]+)", in_text + out_text)
         meshes = {
-            ir.StringAttr(op.attributes["sym_name"]).value: str(op.attributes["mesh"]) for op in walk_ops(module, "sdy.mesh")
+            ir.StringAttr(op.attributes["sym_name"]).value: str(op.attributes["mesh"])
+            for op in walk_ops(module, "sdy.mesh")
         }
         if name is None or name.group(1) not in meshes:
             raise PassError(manual, "the shard_map names no sdy.mesh of the module")
@@ -293,7 +327,9 @@ class LocalizeShardMap(ModulePass):
         if any(size > 1 and axis not in manual_axes for axis, size in mesh):
             return None  # partially manual: the body is still partitioned over the other axes
         if math.prod(size for _, size in mesh) != devices:
-            raise PassError(manual, f"the mesh {mesh} does not have the program's {devices} devices")
+            raise PassError(
+                manual, f"the mesh {mesh} does not have the program's {devices} devices"
+            )
         body = manual.regions[0].blocks[0]
         result_types = [r.type for r in manual.results]
         return (
@@ -309,11 +345,18 @@ class LocalizeShardMap(ModulePass):
         entries = []  # (argument, its Sharding call, its FullToShard call)
         for arg in block.arguments:
             sharding = _only_user(arg)
-            to_shard = _only_user(sharding.results[0]) if sharding is not None and sharding.results else None
+            to_shard = (
+                _only_user(sharding.results[0])
+                if sharding is not None and sharding.results
+                else None
+            )
             if sharding is None and not list(arg.uses):
                 entries.append((arg, None, None))
                 continue
-            if _custom_call_target(sharding) != "Sharding" or _custom_call_target(to_shard) != "SPMDFullToShardShape":
+            if (
+                _custom_call_target(sharding) != "Sharding"
+                or _custom_call_target(to_shard) != "SPMDFullToShardShape"
+            ):
                 return  # the argument is used globally: not a per-device program
             entries.append((arg, sharding, to_shard))
         exits = []  # (result position, its ShardToFull call, the local value)
@@ -327,10 +370,15 @@ class LocalizeShardMap(ModulePass):
             exits.append((i, to_full, inner))
         try:
             arguments = [
-                hlo_tiling(_sharding_string(sharding), _rank(arg.type), devices) if sharding else Tiling.whole(_rank(arg.type), devices)
+                hlo_tiling(_sharding_string(sharding), _rank(arg.type), devices)
+                if sharding
+                else Tiling.whole(_rank(arg.type), devices)
                 for arg, sharding, _ in entries
             ]
-            results = [hlo_tiling(_sharding_string(to_full), _rank(to_full.results[0].type), devices) for _, to_full, _ in exits]
+            results = [
+                hlo_tiling(_sharding_string(to_full), _rank(to_full.results[0].type), devices)
+                for _, to_full, _ in exits
+            ]
         except ValueError as err:
             raise PassError(func_op, str(err)) from None
         boundary = []

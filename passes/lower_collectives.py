@@ -36,7 +36,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-
 from xhlo._mlir import ir, stablehlo_api
 from xhlo.dialects import stablehlo as sh
 
@@ -109,6 +108,25 @@ def signature(op: ir.Operation) -> str:
     return text + (f" region({'; '.join(bodies)})" if bodies else "")
 
 
+def element_bytes(elem: ir.Type) -> int:
+    """Bytes one element occupies in a memref (LLVM store size)."""
+    if isinstance(elem, ir.ComplexType):
+        return 2 * element_bytes(ir.ComplexType(elem).element_type)
+    if isinstance(elem, ir.IntegerType):
+        width = ir.IntegerType(elem).width
+    elif isinstance(elem, ir.FloatType):
+        width = ir.FloatType(elem).width
+    elif isinstance(elem, ir.IndexType):
+        width = 64
+    else:
+        raise TypeError(f"no memory layout known for element type {elem}")
+    return max(1, 1 << max(0, (width - 1).bit_length() - 3))
+
+
+def _num_elements(value: ir.Value) -> int:
+    return int(np.prod(sh.shape_of(value), dtype=np.int64))
+
+
 # -- building -------------------------------------------------------------------------
 
 
@@ -139,7 +157,9 @@ def runtime_call(
     return list(op.results)
 
 
-def _config(op: ir.Operation, groups: list[tuple[int, ...]], **extra: ir.Attribute) -> dict[str, ir.Attribute]:
+def _config(
+    op: ir.Operation, groups: list[tuple[int, ...]], **extra: ir.Attribute
+) -> dict[str, ir.Attribute]:
     name = op.name
     if name == "stablehlo.custom_call":
         name += " @" + ir.StringAttr(op.attributes["call_target_name"]).value
@@ -169,14 +189,35 @@ def _part(stacked: ir.Value, index: int) -> ir.Value:
 
 
 def _fold(region: ir.Region, stacked: ir.Value, count: int) -> ir.Value:
-    """region(...region(region(x0, x1), x2)..., x{G-1}) elementwise: one order, every device."""
-    elem = ir.RankedTensorType(region.blocks[0].arguments[0].type).element_type
+    """region(...region(region(x0, x1), x2)..., x{G-1}) elementwise: one order, every device.
+
+    One ``stablehlo.map`` over the G entries whose body applies the region G-1
+    times, so the fold is a single pass without intermediate tensors.
+    """
+    scalar = region.blocks[0].arguments[0].type
+    elem = ir.RankedTensorType(scalar).element_type
     if sh.element_type(stacked) != elem:
         stacked = sh.convert(stacked, elem)
-    acc = _part(stacked, 0)
-    for index in range(1, count):
-        acc = sh.map_region(region, [acc, _part(stacked, index)], elem)
-    return acc
+    parts = [_part(stacked, index) for index in range(count)]
+    if count == 1:
+        return parts[0]
+    shape = sh.shape_of(parts[0])
+    op = sh.create(
+        "stablehlo.map",
+        parts,
+        [sh.tensor_type(shape, elem)],
+        {"dimensions": sh.dense_i64(range(len(shape)))},
+        regions=1,
+    )
+
+    def body(*values):
+        acc = values[0]
+        for value in values[1:]:
+            (acc,) = sh.inline_region(region, [acc, value])
+        return [acc]
+
+    sh.build_region(op.regions[0], [scalar] * count, body)
+    return op.result
 
 
 def _concat_leading(stacked: ir.Value, dimension: int) -> ir.Value:
@@ -184,7 +225,9 @@ def _concat_leading(stacked: ir.Value, dimension: int) -> ir.Value:
     shape = list(sh.shape_of(stacked))
     count, inner = shape[0], shape[1:]
     if dimension:
-        stacked = sh.transpose(stacked, [*range(1, dimension + 1), 0, *range(dimension + 1, len(shape))])
+        stacked = sh.transpose(
+            stacked, [*range(1, dimension + 1), 0, *range(dimension + 1, len(shape))]
+        )
     inner[dimension] *= count
     return sh.reshape(stacked, inner)
 
@@ -192,7 +235,9 @@ def _concat_leading(stacked: ir.Value, dimension: int) -> ir.Value:
 def _split_leading(value: ir.Value, dimension: int, count: int) -> ir.Value:
     """x -> [G, block]: x split into ``count`` blocks along ``dimension``, stacked."""
     shape = list(sh.shape_of(value))
-    blocked = sh.reshape(value, [*shape[:dimension], count, shape[dimension] // count, *shape[dimension + 1 :]])
+    blocked = sh.reshape(
+        value, [*shape[:dimension], count, shape[dimension] // count, *shape[dimension + 1 :]]
+    )
     rank = len(shape) + 1
     if dimension:
         blocked = sh.transpose(blocked, [dimension, *range(dimension), *range(dimension + 1, rank)])
@@ -216,8 +261,11 @@ def _replace(op: ir.Operation, values: list[ir.Value]) -> None:
 @dataclasses.dataclass(frozen=True)
 class _Lowering:
     grid: pg.DeviceGrid
+    split_reduction_bytes: int
 
-    def groups(self, op: ir.Operation, mode: str, raw: list[list[int]], *, cover: bool) -> list[tuple[int, ...]]:
+    def groups(
+        self, op: ir.Operation, mode: str, raw: list[list[int]], *, cover: bool
+    ) -> list[tuple[int, ...]]:
         problem = pg.check_ids(self.grid, mode, raw, cover=cover)
         if problem:
             raise PassError(op, problem)
@@ -229,9 +277,14 @@ class _Lowering:
             raise PassError(op, "use_global_device_ids needs a channel_handle with a positive id")
         return self.equal_groups(op, self.groups(op, mode, _groups_attr(op), cover=True))
 
-    def equal_groups(self, op: ir.Operation, groups: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
+    def equal_groups(
+        self, op: ir.Operation, groups: list[tuple[int, ...]]
+    ) -> list[tuple[int, ...]]:
         if pg.group_size(groups) is None:
-            raise PassError(op, f"replica groups of different sizes are not supported: {[list(g) for g in groups]}")
+            raise PassError(
+                op,
+                f"replica groups of different sizes are not supported: {[list(g) for g in groups]}",
+            )
         return groups
 
     # all_gather, all_reduce, reduce_scatter, all_to_all -------------------------------
@@ -244,20 +297,58 @@ class _Lowering:
             expected = list(sh.shape_of(x))
             expected[dimension] *= count
             if list(ir.RankedTensorType(r.type).shape) != expected:
-                raise PassError(op, f"result {r.type} is not {count} operands {x.type} concatenated along {dimension}")
+                raise PassError(
+                    op,
+                    f"result {r.type} is not {count} operands {x.type} concatenated along {dimension}",
+                )
         xs = list(op.operands)
-        stacked = runtime_call("all_gather", xs, [_stacked_type(x, count) for x in xs], _config(op, groups))
+        stacked = runtime_call(
+            "all_gather", xs, [_stacked_type(x, count) for x in xs], _config(op, groups)
+        )
         _replace(op, [_concat_leading(s, dimension) for s in stacked])
 
     def all_reduce(self, op: ir.Operation) -> None:
         groups = self.reduction_groups(op)
         count = len(groups[0])
         xs = list(op.operands)
-        stacked = runtime_call("all_gather", xs, [_stacked_type(x, count) for x in xs], _config(op, groups))
+        if count > 1 and self.split_reduction(xs, count):
+            _replace(op, self.reduce_scatter_gather(op, groups, xs))
+            return
+        stacked = runtime_call(
+            "all_gather", xs, [_stacked_type(x, count) for x in xs], _config(op, groups)
+        )
         _replace(op, [_fold(op.regions[0], s, count) for s in stacked])
 
+    def split_reduction(self, xs: list[ir.Value], count: int) -> bool:
+        """Large operands that split evenly: each member reduces one slice (bandwidth-optimal)."""
+        if self.split_reduction_bytes <= 0:
+            return False
+        return all(
+            _num_elements(x) % count == 0
+            and _num_elements(x) * element_bytes(sh.element_type(x)) >= self.split_reduction_bytes
+            for x in xs
+        )
+
+    def reduce_scatter_gather(self, op: ir.Operation, groups, xs: list[ir.Value]) -> list[ir.Value]:
+        """Member j folds slice j of everyone's operand, in group order; then all gather the slices.
+
+        Every element is still reduced in group order by exactly one member, so all
+        members get the same values as with a gather-and-fold, with 1/G of the fold
+        work and of the buffers.
+        """
+        count = len(groups[0])
+        blocks = [sh.reshape(x, [count, _num_elements(x) // count]) for x in xs]
+        received = runtime_call("all_to_all", blocks, [b.type for b in blocks], _config(op, groups))
+        slices = [_fold(op.regions[0], r, count) for r in received]
+        gathered = runtime_call(
+            "all_gather", slices, [_stacked_type(s, count) for s in slices], _config(op, groups)
+        )
+        return [sh.reshape(g, sh.shape_of(x)) for g, x in zip(gathered, xs)]
+
     def cross_replica_sum(self, op: ir.Operation) -> None:
-        groups = self.equal_groups(op, self.groups(op, pg.CROSS_REPLICA, _groups_attr(op), cover=True))
+        groups = self.equal_groups(
+            op, self.groups(op, pg.CROSS_REPLICA, _groups_attr(op), cover=True)
+        )
         count = len(groups[0])
         x = op.operands[0]
         (stacked,) = runtime_call("all_gather", [x], [_stacked_type(x, count)], _config(op, groups))
@@ -272,7 +363,9 @@ class _Lowering:
         dimension = _int_attr(op, "scatter_dimension")
         x = op.operands[0]
         if sh.shape_of(x)[dimension] % count:
-            raise PassError(op, f"scatter dimension {dimension} of {x.type} does not split into {count} blocks")
+            raise PassError(
+                op, f"scatter dimension {dimension} of {x.type} does not split into {count} blocks"
+            )
         blocks = _split_leading(x, dimension, count)
         (received,) = runtime_call("all_to_all", [blocks], [blocks.type], _config(op, groups))
         _replace(op, [_fold(op.regions[0], received, count)])
@@ -283,18 +376,25 @@ class _Lowering:
         count = len(groups[0])
         split, concat = _int_attr(op, "split_dimension"), _int_attr(op, "concat_dimension")
         if _int_attr(op, "split_count") != count:
-            raise PassError(op, f"split_count {_int_attr(op, 'split_count')} differs from the group size {count}")
+            raise PassError(
+                op,
+                f"split_count {_int_attr(op, 'split_count')} differs from the group size {count}",
+            )
         blocks = []
         for x in op.operands:
             if sh.shape_of(x)[split] % count:
-                raise PassError(op, f"split dimension {split} of {x.type} does not split into {count} blocks")
+                raise PassError(
+                    op, f"split dimension {split} of {x.type} does not split into {count} blocks"
+                )
             blocks.append(_split_leading(x, split, count))
         received = runtime_call("all_to_all", blocks, [b.type for b in blocks], _config(op, groups))
         _replace(op, [_concat_leading(r, concat) for r in received])
 
     # permute, broadcast --------------------------------------------------------------
 
-    def pairs(self, op: ir.Operation, mode: str) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
+    def pairs(
+        self, op: ir.Operation, mode: str
+    ) -> tuple[list[tuple[int, ...]], list[tuple[int, int]]]:
         """The mode's groups (covering every device) and the pairs as global ids."""
         raw = _int_matrix(op.attributes["source_target_pairs"])
         problem = pg.check_ids(self.grid, mode, [[s] for s, _ in raw], cover=False) or pg.check_ids(
@@ -310,7 +410,9 @@ class _Lowering:
         groups, pairs = self.pairs(op, pg.channel_mode(_channel_id(op)))
         x = op.operands[0]
         config = _config(op, groups, pairs=_dense_ids(pairs, 2))
-        y, received = runtime_call("collective_permute", [x], [x.type, sh.tensor_type([], sh.i1())], config)
+        y, received = runtime_call(
+            "collective_permute", [x], [x.type, sh.tensor_type([], sh.i1())], config
+        )
         _replace(op, [_zeros_unless(received, y)])
 
     def collective_broadcast(self, op: ir.Operation) -> None:
@@ -337,21 +439,35 @@ class _Lowering:
         try:
             config = ir.DictAttr(op.attributes["backend_config"])
         except (KeyError, ValueError, TypeError):
-            raise PassError(op, "ragged_all_to_all needs a backend_config dictionary with replica_groups") from None
+            raise PassError(
+                op, "ragged_all_to_all needs a backend_config dictionary with replica_groups"
+            ) from None
         channel = ir.IntegerAttr(config["channel_id"]).value if "channel_id" in config else 0
         raw = _int_matrix(config["replica_groups"]) if "replica_groups" in config else []
         mode = pg.channel_mode(channel)
         groups = self.equal_groups(op, self.groups(op, mode, raw, cover=True))
         count = len(groups[0])
         if len(op.operands) != 6 or len(op.results) != 1:
-            raise PassError(op, "ragged_all_to_all takes (input, output, input_offsets, send_sizes, "
-                            "output_offsets, recv_sizes) and returns the output")
+            raise PassError(
+                op,
+                "ragged_all_to_all takes (input, output, input_offsets, send_sizes, "
+                "output_offsets, recv_sizes) and returns the output",
+            )
         data, output, *metadata = op.operands
-        if sh.shape_of(data)[1:] != sh.shape_of(output)[1:] or sh.element_type(data) != sh.element_type(output):
+        if sh.shape_of(data)[1:] != sh.shape_of(output)[1:] or sh.element_type(
+            data
+        ) != sh.element_type(output):
             raise PassError(op, f"input {data.type} and output {output.type} rows differ")
         sizes = {int(np.prod(sh.shape_of(m))) for m in metadata}
-        if len(sizes) != 1 or sizes.pop() % count or not all(sh.is_integer(sh.element_type(m)) for m in metadata):
-            raise PassError(op, f"offsets and sizes must be integer tensors of equal size, a multiple of {count}")
+        if (
+            len(sizes) != 1
+            or sizes.pop() % count
+            or not all(sh.is_integer(sh.element_type(m)) for m in metadata)
+        ):
+            raise PassError(
+                op,
+                f"offsets and sizes must be integer tensors of equal size, a multiple of {count}",
+            )
         updates = int(np.prod(sh.shape_of(metadata[0]))) // count
         extra = {
             "num_updates": _i64(updates),
@@ -359,15 +475,22 @@ class _Lowering:
             "output_rows": _i64(sh.shape_of(output)[0]),
             "channel": _i64(channel),
         }
-        (result,) = runtime_call("ragged_all_to_all", list(op.operands), [output.type], _config(op, groups, **extra))
+        (result,) = runtime_call(
+            "ragged_all_to_all", list(op.operands), [output.type], _config(op, groups, **extra)
+        )
         _replace(op, [result])
 
     # send / recv --------------------------------------------------------------------------
 
     def point_to_point(self, op: ir.Operation) -> tuple[dict[str, ir.Attribute], ir.Value]:
-        if "is_host_transfer" in op.attributes and ir.BoolAttr(op.attributes["is_host_transfer"]).value:
+        if (
+            "is_host_transfer" in op.attributes
+            and ir.BoolAttr(op.attributes["is_host_transfer"]).value
+        ):
             raise PassError(op, f"'{op.name}' to or from the host is not supported")
-        if "source_target_pairs" not in op.attributes or not _int_matrix(op.attributes["source_target_pairs"]):
+        if "source_target_pairs" not in op.attributes or not _int_matrix(
+            op.attributes["source_target_pairs"]
+        ):
             raise PassError(op, f"'{op.name}' between devices needs source_target_pairs")
         # channel ids are positive here, so the spec's mode choice says nothing: pairs name
         # partitions when the program has several, replicas otherwise
@@ -386,7 +509,9 @@ class _Lowering:
     def recv(self, op: ir.Operation) -> None:
         config, token = self.point_to_point(op)
         payload_types = [r.type for r in op.results][:-1]
-        *payload, received = runtime_call("recv", [], [*payload_types, sh.tensor_type([], sh.i1())], config)
+        *payload, received = runtime_call(
+            "recv", [], [*payload_types, sh.tensor_type([], sh.i1())], config
+        )
         _replace(op, [*(_zeros_unless(received, p) for p in payload), token])
 
 
@@ -405,9 +530,12 @@ class LowerCollectives(ModulePass):
     """Split collectives into @xhlo.runtime.* custom calls (bytes) and StableHLO (math)."""
 
     NAME = "xhlo-lower-collectives"
+    # all_reduce operands of at least this many bytes are reduced slice-wise
+    # (reduce-scatter + all-gather); 0 keeps gather-and-fold for all sizes
+    split_reduction_bytes: int = 128 * 1024
 
     def run(self, module: ir.Operation) -> None:
-        lowering = _Lowering(device_grid(module))
+        lowering = _Lowering(device_grid(module), self.split_reduction_bytes)
         handlers = {
             "stablehlo.all_reduce": lowering.all_reduce,
             "stablehlo.cross-replica-sum": lowering.cross_replica_sum,

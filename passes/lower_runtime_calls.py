@@ -32,26 +32,11 @@ from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, PassError, walk_ops
-from .lower_collectives import RUNTIME_TARGET_PREFIX
+from .lower_collectives import RUNTIME_TARGET_PREFIX, element_bytes
 
 RUNTIME_CALLS_ATTR = "xhlo.runtime_calls"
 SYMBOL_PREFIX = "xhlo_rt_op"
 BUFFER_ALIGNMENT = 64
-
-
-def element_bytes(elem: ir.Type) -> int:
-    """Bytes one element occupies in a memref (LLVM store size)."""
-    if isinstance(elem, ir.ComplexType):
-        return 2 * element_bytes(ir.ComplexType(elem).element_type)
-    if isinstance(elem, ir.IntegerType):
-        width = ir.IntegerType(elem).width
-    elif isinstance(elem, ir.FloatType):
-        width = ir.FloatType(elem).width
-    elif isinstance(elem, ir.IndexType):
-        width = 64
-    else:
-        raise TypeError(f"no memory layout known for element type {elem}")
-    return max(1, 1 << max(0, (width - 1).bit_length() - 3))
 
 
 def _signless(t: ir.RankedTensorType) -> ir.RankedTensorType:
@@ -160,11 +145,18 @@ class LowerRuntimeCalls(ModulePass):
         if table:
             module.attributes[RUNTIME_CALLS_ATTR] = ir.ArrayAttr.get(table)
 
-    def _lower(self, module: ir.Operation, op: ir.Operation, index: int, primitive: str) -> ir.Attribute:
+    def _lower(
+        self, module: ir.Operation, op: ir.Operation, index: int, primitive: str
+    ) -> ir.Attribute:
         for value in [*op.operands, *op.results]:
             t = value.type
-            if not isinstance(t, ir.RankedTensorType) or not ir.RankedTensorType(t).has_static_shape:
-                raise PassError(op, f"runtime call operands must be statically shaped tensors, got {t}")
+            if (
+                not isinstance(t, ir.RankedTensorType)
+                or not ir.RankedTensorType(t).has_static_shape
+            ):
+                raise PassError(
+                    op, f"runtime call operands must be statically shaped tensors, got {t}"
+                )
         description = _describe(op, index, primitive)
         name = f"{SYMBOL_PREFIX}{index}"
         with ir.InsertionPoint(op), op.location:
@@ -172,7 +164,9 @@ class LowerRuntimeCalls(ModulePass):
             outputs = [_alloc(ir.RankedTensorType(r.type)) for r in op.results]
             buffers = inputs + outputs
             sh.create("func.call", buffers, [], {"callee": ir.FlatSymbolRefAttr.get(name)})
-            results = [_to_tensor(b, ir.RankedTensorType(r.type)) for b, r in zip(outputs, op.results)]
+            results = [
+                _to_tensor(b, ir.RankedTensorType(r.type)) for b, r in zip(outputs, op.results)
+            ]
         _declare(module, name, [b.type for b in buffers])
         for old, new in zip(op.results, results):
             old.replace_all_uses_with(new)

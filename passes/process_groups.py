@@ -54,7 +54,9 @@ def channel_mode(channel_id: int) -> str:
     return CROSS_PARTITION if channel_id > 0 else CROSS_REPLICA
 
 
-def process_groups(grid: DeviceGrid, mode: str, groups: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
+def process_groups(
+    grid: DeviceGrid, mode: str, groups: Sequence[Sequence[int]]
+) -> list[tuple[int, ...]]:
     """Global-id groups of ``mode``; empty ``groups`` means one group of every id."""
     groups = [list(g) for g in groups] or [list(range(grid.id_range(mode)))]
     R, P = range(grid.replicas), range(grid.partitions)
@@ -69,13 +71,21 @@ def process_groups(grid: DeviceGrid, mode: str, groups: Sequence[Sequence[int]])
     raise ValueError(f"unknown process group mode '{mode}'")
 
 
-def check_ids(grid: DeviceGrid, mode: str, groups: Sequence[Sequence[int]], *, cover: bool) -> str | None:
+def check_ids(
+    grid: DeviceGrid, mode: str, groups: Sequence[Sequence[int]], *, cover: bool
+) -> str | None:
     """Why ``groups`` (as written in the op) are invalid for ``mode``, or None."""
     limit = grid.id_range(mode)
     seen: list[int] = [i for g in groups for i in g]
     for i in seen:
         if not 0 <= i < limit:
-            what = "partition" if mode == CROSS_PARTITION else "device" if mode == FLATTENED_IDS else "replica"
+            what = (
+                "partition"
+                if mode == CROSS_PARTITION
+                else "device"
+                if mode == FLATTENED_IDS
+                else "replica"
+            )
             return f"{what} id {i} is out of range: the program has {limit} {what}s ({mode})"
     if len(set(seen)) != len(seen):
         return f"an id appears twice in replica_groups {[list(g) for g in groups]}"

@@ -40,15 +40,31 @@ JOB_TIMEOUT = 240  # seconds: a hung job fails the test instead of the CI run
 def mpirun(ranks: int, *command: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_"))}
     return subprocess.run(
-        [MPIEXEC, "-n", str(ranks), *command], cwd=cwd, env=env, capture_output=True, text=True, timeout=JOB_TIMEOUT
+        [MPIEXEC, "-n", str(ranks), *command],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=JOB_TIMEOUT,
+        check=False,
     )
 
 
 def xhlo_run(ranks: int, program: str, inputs: dict, tmp_path: Path) -> dict:
     (tmp_path / "prog.mlir").write_text(program)
     np.savez(tmp_path / "in.npz", **inputs)
-    done = mpirun(ranks, sys.executable, "-m", "xhlo.tools.run", "prog.mlir", "--inputs", "in.npz",
-                  "--outputs", "out.npz", cwd=tmp_path)
+    done = mpirun(
+        ranks,
+        sys.executable,
+        "-m",
+        "xhlo.tools.run",
+        "prog.mlir",
+        "--inputs",
+        "in.npz",
+        "--outputs",
+        "out.npz",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"PASS prog.mlir ({ranks} MPI ranks)" in done.stdout
     with np.load(tmp_path / "out.npz") as out:
@@ -75,12 +91,23 @@ def test_every_collective_on_two_ranks(tmp_path):
         replicas=2,
     )
     x = [np.array([1, 2.5, 3, 4], np.float32), np.array([3, 5.25, -1, 2], np.float32)]
-    y = [np.arange(1, 9, dtype=np.int32).reshape(2, 4), np.arange(9, 17, dtype=np.int32).reshape(2, 4)]
-    out = xhlo_run(2, program, {"arg0_dev0": x[0], "arg0_dev1": x[1], "arg1_dev0": y[0], "arg1_dev1": y[1]}, tmp_path)
+    y = [
+        np.arange(1, 9, dtype=np.int32).reshape(2, 4),
+        np.arange(9, 17, dtype=np.int32).reshape(2, 4),
+    ]
+    out = xhlo_run(
+        2,
+        program,
+        {"arg0_dev0": x[0], "arg0_dev1": x[1], "arg1_dev0": y[0], "arg1_dev1": y[1]},
+        tmp_path,
+    )
     for d in range(2):
         np.testing.assert_array_equal(out[f"out0_dev{d}"], x[0] + x[1])
         np.testing.assert_array_equal(out[f"out1_dev{d}"], np.concatenate([x[1], x[0]]))
-        np.testing.assert_array_equal(out[f"out2_dev{d}"], np.concatenate([y[0][:, 2 * d : 2 * d + 2], y[1][:, 2 * d : 2 * d + 2]]))
+        np.testing.assert_array_equal(
+            out[f"out2_dev{d}"],
+            np.concatenate([y[0][:, 2 * d : 2 * d + 2], y[1][:, 2 * d : 2 * d + 2]]),
+        )
         np.testing.assert_array_equal(out[f"out3_dev{d}"], (x[0] * x[1])[2 * d : 2 * d + 2])
         np.testing.assert_array_equal(out[f"out5_dev{d}"], x[1])
         assert int(out[f"out6_dev{d}"]) == d
@@ -90,13 +117,18 @@ def test_every_collective_on_two_ranks(tmp_path):
 
 def test_ragged_all_to_all_seed_example(tmp_path):
     program = ragged_module("tensor<3xf32>", "tensor<4xf32>", "tensor<2xi64>", [[0, 1]])
-    v = lambda *a: np.array(a, np.int64)  # noqa: E731
-    f = lambda *a: np.array(a, np.float32)  # noqa: E731
+    v = lambda *a: np.array(a, np.int64)
+    f = lambda *a: np.array(a, np.float32)
     per_device = [
         (f(1, 2, 2), f(0, 0, 0, 0), v(0, 1), v(1, 2), v(0, 0), v(1, 1)),
         (f(3, 4, 0), f(0, 0, 0, 0), v(0, 1), v(1, 1), v(1, 2), v(2, 1)),
     ]
-    out = xhlo_run(2, program, {f"arg{i}_dev{d}": a for d, args in enumerate(per_device) for i, a in enumerate(args)}, tmp_path)
+    out = xhlo_run(
+        2,
+        program,
+        {f"arg{i}_dev{d}": a for d, args in enumerate(per_device) for i, a in enumerate(args)},
+        tmp_path,
+    )
     np.testing.assert_array_equal(out["out0_dev0"], [1, 3, 0, 0])
     np.testing.assert_array_equal(out["out0_dev1"], [2, 2, 4, 0])
 
@@ -143,7 +175,12 @@ def test_send_recv(tmp_path):
   return %r#0 : tensor<3xi32>""",
         replicas=2,
     )
-    out = xhlo_run(2, program, {"arg0_dev0": np.array([1, 2, 3], np.int32), "arg0_dev1": np.array([4, 5, 6], np.int32)}, tmp_path)
+    out = xhlo_run(
+        2,
+        program,
+        {"arg0_dev0": np.array([1, 2, 3], np.int32), "arg0_dev1": np.array([4, 5, 6], np.int32)},
+        tmp_path,
+    )
     np.testing.assert_array_equal(out["out0_dev0"], [4, 5, 6])
     np.testing.assert_array_equal(out["out0_dev1"], [0, 0, 0])
 
@@ -151,7 +188,9 @@ def test_send_recv(tmp_path):
 def test_mismatched_collectives_end_the_job_with_an_error(tmp_path):
     (tmp_path / "prog.mlir").write_text(CASE_ON_REPLICA)
     np.savez(tmp_path / "in.npz", arg0=np.ones(4, np.float32))
-    done = mpirun(2, sys.executable, "-m", "xhlo.tools.run", "prog.mlir", "--inputs", "in.npz", cwd=tmp_path)
+    done = mpirun(
+        2, sys.executable, "-m", "xhlo.tools.run", "prog.mlir", "--inputs", "in.npz", cwd=tmp_path
+    )
     assert done.returncode != 0
     assert "the devices run different collectives" in done.stderr
     assert "runs stablehlo.all_reduce" in done.stderr and "runs stablehlo.all_gather" in done.stderr
@@ -190,7 +229,9 @@ def test_a_lost_or_stuck_rank_ends_the_job(tmp_path, fault):
     assert done.returncode != 0, done.stdout + done.stderr
     assert time.monotonic() - start < 50  # the late rank sleeps 60 s: the timeout ended the job
     if fault == "late":
-        assert "device 0 (MPI rank 0) failed" in done.stderr and "timed out after 3 s" in done.stderr
+        assert (
+            "device 0 (MPI rank 0) failed" in done.stderr and "timed out after 3 s" in done.stderr
+        )
 
 
 def test_ranks_in_different_groups_time_out(tmp_path):
@@ -214,8 +255,18 @@ def test_ranks_in_different_groups_time_out(tmp_path):
     (tmp_path / "prog.mlir").write_text(program)
     np.savez(tmp_path / "in.npz", arg0=np.ones(2, np.float32))
     start = time.monotonic()
-    done = mpirun(2, sys.executable, "-m", "xhlo.tools.run", "prog.mlir", "--inputs", "in.npz", "--timeout", "3",
-                  cwd=tmp_path)
+    done = mpirun(
+        2,
+        sys.executable,
+        "-m",
+        "xhlo.tools.run",
+        "prog.mlir",
+        "--inputs",
+        "in.npz",
+        "--timeout",
+        "3",
+        cwd=tmp_path,
+    )
     assert done.returncode != 0
     assert time.monotonic() - start < 60
     assert "device 0 (MPI rank 0) failed" in done.stderr

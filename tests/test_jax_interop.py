@@ -9,6 +9,8 @@ outputs (eigh, svd) are compared through reconstructions and invariants.
 
 from __future__ import annotations
 
+import itertools
+import os
 import subprocess
 import sys
 
@@ -16,11 +18,10 @@ import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
-import jax.numpy as jnp  # noqa: E402
-from jax import export, lax  # noqa: E402
-
-import xhlo  # noqa: E402
-from xhlo.jax_interop import ExportedFunction, PolymorphicExecutable, compile_exported  # noqa: E402
+import jax.numpy as jnp
+import xhlo
+from jax import export, lax
+from xhlo.jax_interop import ExportedFunction, PolymorphicExecutable, compile_exported
 
 RNG = np.random.default_rng(0)
 
@@ -58,7 +59,9 @@ def mlp(params, x):
 
 
 def mlp_params(sizes):
-    return [(normal(m, n, scale=m**-0.5), normal(n, scale=0.1)) for m, n in zip(sizes[:-1], sizes[1:])]
+    return [
+        (normal(m, n, scale=m**-0.5), normal(n, scale=0.1)) for m, n in itertools.pairwise(sizes)
+    ]
 
 
 def test_mlp_forward():
@@ -81,15 +84,24 @@ def test_mlp_training_step():
 
 def test_cnn():
     def cnn(w1, w2, dense, x):
-        y = lax.conv_general_dilated(x, w1, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        y = lax.conv_general_dilated(
+            x, w1, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
         y = jax.nn.relu(y)
         y = lax.reduce_window(y, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")  # max pool
-        y = lax.conv_general_dilated(y, w2, (2, 2), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+        y = lax.conv_general_dilated(
+            y, w2, (2, 2), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        )
         y = lax.reduce_window(y, 0.0, lax.add, (1, 2, 2, 1), (1, 1, 1, 1), "SAME") / 4  # avg pool
         return y.reshape(y.shape[0], -1) @ dense
 
     # convolutions sum 27-72 f32 products in another order
-    args = normal(3, 3, 3, 8, scale=0.3), normal(3, 3, 8, 4, scale=0.2), normal(36, 5), normal(2, 16, 16, 3)
+    args = (
+        normal(3, 3, 3, 8, scale=0.3),
+        normal(3, 3, 8, 4, scale=0.2),
+        normal(36, 5),
+        normal(2, 16, 16, 3),
+    )
     assert_same(cnn, *args, rtol=1e-4, atol=1e-5)
 
 
@@ -114,10 +126,14 @@ def test_transformer_block():
 
     d = 32
     params = {
-        "ln1_s": 1 + normal(d, scale=0.1), "ln1_b": normal(d, scale=0.1),
-        "ln2_s": 1 + normal(d, scale=0.1), "ln2_b": normal(d, scale=0.1),
-        "qkv": normal(d, 3 * d, scale=d**-0.5), "proj": normal(d, d, scale=d**-0.5),
-        "up": normal(d, 4 * d, scale=d**-0.5), "down": normal(4 * d, d, scale=(4 * d) ** -0.5),
+        "ln1_s": 1 + normal(d, scale=0.1),
+        "ln1_b": normal(d, scale=0.1),
+        "ln2_s": 1 + normal(d, scale=0.1),
+        "ln2_b": normal(d, scale=0.1),
+        "qkv": normal(d, 3 * d, scale=d**-0.5),
+        "proj": normal(d, d, scale=d**-0.5),
+        "up": normal(d, 4 * d, scale=d**-0.5),
+        "down": normal(4 * d, d, scale=(4 * d) ** -0.5),
     }
     # erf/exp/rsqrt from libm vs XLA's approximations (a few ulp), through softmax and 4 matmuls
     assert_same(block, params, normal(2, 8, d), rtol=1e-4, atol=1e-4)
@@ -137,10 +153,21 @@ def test_lstm_with_scan():
         return hs, h, c
 
     hidden, features = 16, 8
-    params = {"wx": normal(features, 4 * hidden, scale=0.3), "wh": normal(hidden, 4 * hidden, scale=0.3),
-              "b": normal(4 * hidden, scale=0.1)}
+    params = {
+        "wx": normal(features, 4 * hidden, scale=0.3),
+        "wh": normal(hidden, 4 * hidden, scale=0.3),
+        "b": normal(4 * hidden, scale=0.1),
+    }
     # tanh/logistic from libm vs XLA over 6 recurrent steps
-    assert_same(lstm, params, normal(6, 3, features), normal(3, hidden), normal(3, hidden), rtol=1e-5, atol=1e-5)
+    assert_same(
+        lstm,
+        params,
+        normal(6, 3, features),
+        normal(3, hidden),
+        normal(3, hidden),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 def test_sort_argsort_top_k():
@@ -170,18 +197,29 @@ def test_gather_and_scatter():
 
 def test_cumulative_reductions():
     def f(x, n):
-        return jnp.cumsum(x, axis=1), jnp.cumprod(1 + x / 10, axis=0), lax.cummax(x, axis=1), jnp.cumsum(n)
+        return (
+            jnp.cumsum(x, axis=1),
+            jnp.cumprod(1 + x / 10, axis=0),
+            lax.cummax(x, axis=1),
+            jnp.cumsum(n),
+        )
 
     # f32 prefix sums/products may associate differently (XLA uses a windowed reduction)
-    assert_same(f, normal(5, 16), RNG.integers(-50, 50, size=20).astype(np.int32), rtol=1e-5, atol=1e-5)
+    assert_same(
+        f, normal(5, 16), RNG.integers(-50, 50, size=20).astype(np.int32), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_random_threefry():
     def f(key_data):
         key = jax.random.wrap_key_data(key_data)
         k1, k2, k3 = jax.random.split(key, 3)
-        return (jax.random.bits(k1, (64,)), jax.random.uniform(k2, (4, 8)), jax.random.randint(k3, (16,), 0, 100),
-                jax.random.permutation(k1, 10))
+        return (
+            jax.random.bits(k1, (64,)),
+            jax.random.uniform(k2, (4, 8)),
+            jax.random.randint(k3, (16,), 0, 100),
+            jax.random.permutation(k1, 10),
+        )
 
     key_data = np.asarray(jax.random.key_data(jax.random.key(42)))
     assert_same(f, key_data)  # integer hashing and bit tricks: bit-exact
@@ -205,7 +243,9 @@ def test_control_flow():
 
 
 def test_composite_runs_its_decomposition():
-    softplus = lax.composite(lambda x, beta=1.0: jnp.logaddexp(x * beta, 0.0) / beta, name="xhlo_test.softplus")
+    softplus = lax.composite(
+        lambda x, beta=1.0: jnp.logaddexp(x * beta, 0.0) / beta, name="xhlo_test.softplus"
+    )
 
     def f(x):
         return softplus(x, beta=2.0) * 3
@@ -233,9 +273,15 @@ def test_linalg_solves():
     general = normal(4, 4) + 4 * np.eye(4, dtype=np.float32)
 
     def f(a, b, general):
-        return (jnp.linalg.cholesky(a), jnp.linalg.solve(general, b[:4]), jnp.linalg.inv(general),
-                jnp.linalg.det(general), jnp.linalg.slogdet(a)[1],
-                jax.scipy.linalg.solve_triangular(a, b, lower=True), jax.scipy.linalg.lu(general))
+        return (
+            jnp.linalg.cholesky(a),
+            jnp.linalg.solve(general, b[:4]),
+            jnp.linalg.inv(general),
+            jnp.linalg.det(general),
+            jnp.linalg.slogdet(a)[1],
+            jax.scipy.linalg.solve_triangular(a, b, lower=True),
+            jax.scipy.linalg.lu(general),
+        )
 
     # factorizations of well-conditioned f32 matrices (cond < 100): a few ulp times n
     assert_same(f, a, b, general, rtol=2e-5, atol=2e-5)
@@ -245,7 +291,9 @@ def test_linalg_qr():
     a = normal(2, 6, 4)
     q, r = compile_exported(export.export(jax.jit(jnp.linalg.qr))(a))(a)
     np.testing.assert_allclose(q @ r, a, atol=2e-6)  # backward error of Householder QR in f32
-    np.testing.assert_allclose(np.swapaxes(q, -1, -2) @ q, np.broadcast_to(np.eye(4), (2, 4, 4)), atol=2e-6)
+    np.testing.assert_allclose(
+        np.swapaxes(q, -1, -2) @ q, np.broadcast_to(np.eye(4), (2, 4, 4)), atol=2e-6
+    )
     np.testing.assert_array_equal(np.tril(r, -1), 0)
     q_jax, r_jax = jnp.linalg.qr(a)  # LAPACK's reflector convention: the same signs
     np.testing.assert_allclose(r, r_jax, atol=2e-6)
@@ -258,14 +306,20 @@ def test_linalg_eigh():
     w_jax, _ = jnp.linalg.eigh(a)
     # eigenvalues to ~n eps ||A||; vectors only up to sign: reconstruct and check orthogonality
     np.testing.assert_allclose(w, w_jax, atol=1e-5 * np.abs(a).max())
-    np.testing.assert_allclose((v * w[..., None, :]) @ np.swapaxes(v, -1, -2), a, atol=1e-5 * np.abs(a).max())
-    np.testing.assert_allclose(np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(6), (2, 6, 6)), atol=1e-5)
+    np.testing.assert_allclose(
+        (v * w[..., None, :]) @ np.swapaxes(v, -1, -2), a, atol=1e-5 * np.abs(a).max()
+    )
+    np.testing.assert_allclose(
+        np.swapaxes(v, -1, -2) @ v, np.broadcast_to(np.eye(6), (2, 6, 6)), atol=1e-5
+    )
 
 
 @pytest.mark.parametrize("shape,full", [((6, 4), True), ((3, 5), False)])
 def test_linalg_svd(shape, full):
     a = normal(*shape)
-    u, s, vt = compile_exported(export.export(jax.jit(lambda x: jnp.linalg.svd(x, full_matrices=full)))(a))(a)
+    u, s, vt = compile_exported(
+        export.export(jax.jit(lambda x: jnp.linalg.svd(x, full_matrices=full)))(a)
+    )(a)
     s_jax = jnp.linalg.svd(a, compute_uv=False)
     k = min(shape)
     # singular values to ~n eps ||A||; vectors only up to sign: reconstruct and check orthogonality
@@ -275,11 +329,42 @@ def test_linalg_svd(shape, full):
     np.testing.assert_allclose(vt @ vt.T, np.eye(vt.shape[0]), atol=1e-5)
 
 
+def test_linalg_eig_and_roots():
+    a = normal(5, 5)
+    coefficients = np.array([1, -6, 11, -6], np.float32)  # (x - 1)(x - 2)(x - 3)
+
+    def f(a, c):
+        w, v = jnp.linalg.eig(a)
+        return w, v, jnp.roots(c, strip_zeros=False)
+
+    w, v, roots = compile_exported(export.export(jax.jit(f))(a, coefficients))(a, coefficients)
+    # the order of eigenvalues is unspecified: match each to the nearest of JAX's
+    w_jax = list(np.asarray(jnp.linalg.eigvals(a)))
+    nearest = [w_jax.pop(int(np.argmin([abs(x - y) for y in w_jax]))) for x in w]
+    np.testing.assert_allclose(w, nearest, atol=1e-5 * np.abs(a).max())  # f32 QR iteration
+    np.testing.assert_allclose(a @ v, v * w, atol=1e-5 * np.abs(a).max())
+    np.testing.assert_allclose(np.sort(roots.real), [1, 2, 3], atol=1e-4)  # f32 companion matrix
+    np.testing.assert_allclose(roots.imag, 0, atol=1e-4)
+
+
+def test_linalg_sqrtm_via_complex_schur():
+    a = normal(4, 4) + 4 * np.eye(4, dtype=np.float32)
+    root = compile_exported(export.export(jax.jit(jax.scipy.linalg.sqrtm))(a))(a)
+    # complex Schur form (QR iteration) then JAX's triangular square root, f32
+    np.testing.assert_allclose(root @ root, a, atol=2e-5 * np.abs(a).max())
+    np.testing.assert_allclose(root, jax.scipy.linalg.sqrtm(a), atol=2e-5 * np.abs(a).max())
+
+
 def test_linalg_built_on_svd():
     a, b = normal(6, 3), normal(6)
     # pinv/lstsq/matrix norm: svd plus f32 matmuls (condition number of a ~ 3)
-    assert_same(lambda a, b: (jnp.linalg.pinv(a), jnp.linalg.lstsq(a, b)[0], jnp.linalg.norm(a, 2)), a, b,
-                rtol=1e-4, atol=1e-5)
+    assert_same(
+        lambda a, b: (jnp.linalg.pinv(a), jnp.linalg.lstsq(a, b)[0], jnp.linalg.norm(a, 2)),
+        a,
+        b,
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
 
 # -- calling conventions -------------------------------------------------------------------------
@@ -287,9 +372,9 @@ def test_linalg_built_on_svd():
 
 def test_multi_platform_export_binds_the_cpu_index():
     def f(x):
-        return lax.platform_dependent(x, cpu=lambda x: x * 2, default=lambda x: x * 3), jnp.linalg.cholesky(
-            x[:, None] * x[None, :] + 10 * jnp.eye(3)
-        )
+        return lax.platform_dependent(
+            x, cpu=lambda x: x * 2, default=lambda x: x * 3
+        ), jnp.linalg.cholesky(x[:, None] * x[None, :] + 10 * jnp.eye(3))
 
     x = np.arange(1, 4, dtype=np.float32)
     exported = export.export(jax.jit(f), platforms=("cuda", "cpu", "tpu"))(x)
@@ -298,7 +383,9 @@ def test_multi_platform_export_binds_the_cpu_index():
     assert len(executable.signature.inputs) == 1  # the platform index is bound, not exposed
     doubled, factor = executable(x)
     np.testing.assert_array_equal(doubled, x * 2)  # the cpu branch
-    np.testing.assert_allclose(factor, jnp.linalg.cholesky(x[:, None] * x[None, :] + 10 * jnp.eye(3)), rtol=1e-6)
+    np.testing.assert_allclose(
+        factor, jnp.linalg.cholesky(x[:, None] * x[None, :] + 10 * jnp.eye(3)), rtol=1e-6
+    )
 
 
 def test_export_for_other_platforms_only_is_an_error():
@@ -339,7 +426,11 @@ def ordered_effect_primitive():
         pass
 
     effect = XhloTestEffect()
-    for registry in (effects.lowerable_effects, effects.ordered_effects, effects.control_flow_allowed_effects):
+    for registry in (
+        effects.lowerable_effects,
+        effects.ordered_effects,
+        effects.control_flow_allowed_effects,
+    ):
         registry.add_type(XhloTestEffect)
     primitive = Primitive("xhlo_test_effectful_double")
     primitive.def_effectful_abstract_eval(lambda x: (x, {effect}))
@@ -378,7 +469,9 @@ def test_shape_polymorphic_export():
     for batch in (2, 7):
         x = normal(batch, 4)
         mean, doubled = executable(x, w)
-        np.testing.assert_allclose(mean, jnp.tanh(x @ w).mean(axis=0), rtol=1e-5, atol=1e-6)  # tanh, f32 mean
+        np.testing.assert_allclose(
+            mean, jnp.tanh(x @ w).mean(axis=0), rtol=1e-5, atol=1e-6
+        )  # tanh, f32 mean
         np.testing.assert_array_equal(doubled, np.concatenate([x, x * 2]))
     executable(normal(2, 4), w)
     assert len(executable.executables) == 2  # compiled once per shape
@@ -410,7 +503,9 @@ def test_serialized_artifacts(tmp_path):
     np.testing.assert_allclose(by_bytes[1], want["y"], rtol=1e-5)
 
     simple = export.export(jax.jit(lambda v: jnp.cos(v) * 2))(x)
-    np.testing.assert_allclose(xhlo.compile(simple.mlir_module_serialized)(x), np.cos(x) * 2, rtol=1e-6)
+    np.testing.assert_allclose(
+        xhlo.compile(simple.mlir_module_serialized)(x), np.cos(x) * 2, rtol=1e-6
+    )
 
 
 def test_sharding_annotations_on_one_device():
@@ -421,10 +516,43 @@ def test_sharding_annotations_on_one_device():
 
     def f(a):
         a = lax.with_sharding_constraint(a * 2, NamedSharding(mesh, P("x")))
-        return jax.shard_map(lambda b: b + lax.psum(b, "x"), mesh=mesh, in_specs=P("x"), out_specs=P("x"))(a)
+        return jax.shard_map(
+            lambda b: b + lax.psum(b, "x"), mesh=mesh, in_specs=P("x"), out_specs=P("x")
+        )(a)
 
     x = np.arange(4, dtype=np.float32)
     assert_same(jax.jit(f, in_shardings=NamedSharding(mesh, P("x"))), x)  # exact: x * 4
+
+
+TWO_DEVICE_EXPORT = """
+import sys
+import jax, jax.numpy as jnp, numpy as np
+from jax import export
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+mesh = jax.make_mesh((2,), ("x",), axis_types=(AxisType.Auto,))
+sharding = NamedSharding(mesh, P("x"))
+def f(a):
+    return jnp.cumsum(jax.lax.with_sharding_constraint(a * 2, sharding)), a.sum()
+exported = export.export(jax.jit(f, in_shardings=sharding))(np.ones(8, np.float32))
+open(sys.argv[1], "wb").write(exported.serialize())
+"""
+
+
+def test_two_device_export_runs_unpartitioned(tmp_path):
+    pytest.importorskip("flatbuffers")
+    path = tmp_path / "two.jax"
+    env = {
+        **os.environ,
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+        "JAX_PLATFORMS": "cpu",
+    }
+    subprocess.run([sys.executable, "-c", TWO_DEVICE_EXPORT, str(path)], check=True, env=env)
+    executable = xhlo.compile(path.read_bytes())
+    assert executable.num_partitions == 2 and executable.num_replicas == 1
+    x = np.arange(8, dtype=np.float32)
+    cumulative, total = executable(x)
+    np.testing.assert_array_equal(cumulative, np.cumsum(2 * x))  # small integers: exact
+    assert total == x.sum()
 
 
 def test_xhlo_jit_caches_per_signature():

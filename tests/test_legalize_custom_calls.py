@@ -1,8 +1,9 @@
 """Custom calls resolved by xhlo-legalize-custom-calls, run end to end.
 
 ``shape_assertion`` is exercised through a hand-written shape-polymorphic
-module in JAX's calling convention (a dynamic entry becomes a
-``PolymorphicExecutable`` refined per input shape); ``ApproxTopK`` against
+module in JAX's calling convention (a dynamic entry of a module marked
+``jax.uses_shape_polymorphism`` becomes a ``PolymorphicExecutable`` refined per
+input shape); ``ApproxTopK`` against
 numpy's sort (exact: XLA's CPU fallback is an exact top-k).
 """
 
@@ -10,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import xhlo
 from xhlo.jax_interop import PolymorphicExecutable
 
 POLYMORPHIC = """
+module attributes {jax.uses_shape_polymorphism = true} {
 func.func public @main(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
   %one = stablehlo.constant dense<1> : tensor<i32>
   %b = stablehlo.get_dimension_size %x, dim = 0 : (tensor<?x3xf32>) -> tensor<i32>
@@ -34,6 +35,7 @@ func.func private @body(%b: tensor<i32> {jax.global_constant = "b"}, %x: tensor<
   %6 = stablehlo.multiply %x, %5 : tensor<?x3xf32>
   return %6 : tensor<?x3xf32>
 }
+}
 """
 
 
@@ -49,7 +51,9 @@ def test_polymorphic_module_compiles_once_per_shape():
 
 def test_failing_shape_assertion_reports_jax_message():
     executable = xhlo.compile(POLYMORPHIC)
-    with pytest.raises(xhlo.CompilerError, match="shape assertion failed: expected b >= 1, got b = 0"):
+    with pytest.raises(
+        xhlo.CompilerError, match="shape assertion failed: expected b >= 1, got b = 0"
+    ):
         executable(np.zeros((0, 3), np.float32))
 
 

@@ -14,13 +14,22 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import xhlo
 
-ELEM = {np.float32: "f32", np.float64: "f64", np.complex64: "complex<f32>", np.complex128: "complex<f64>"}
+ELEM = {
+    np.float32: "f32",
+    np.float64: "f64",
+    np.complex64: "complex<f32>",
+    np.complex128: "complex<f64>",
+}
 PREFIX = {np.float32: "s", np.float64: "d", np.complex64: "c", np.complex128: "z"}
 TOLERANCE = {np.float32: 1e-5, np.float64: 1e-12, np.complex64: 1e-5, np.complex128: 1e-12}
-REAL = {np.float32: np.float32, np.float64: np.float64, np.complex64: np.float32, np.complex128: np.float64}
+REAL = {
+    np.float32: np.float32,
+    np.float64: np.float64,
+    np.complex64: np.float32,
+    np.complex128: np.float64,
+}
 
 
 def tensor(shape, elem: str) -> str:
@@ -54,7 +63,9 @@ def adjoint(x):
 
 def assert_close(actual, expected, dtype, scale=None):
     scale = scale if scale is not None else max(np.abs(expected).max(), 1.0)
-    assert np.abs(actual - expected).max() <= TOLERANCE[dtype] * scale, np.abs(actual - expected).max()
+    assert np.abs(actual - expected).max() <= TOLERANCE[dtype] * scale, np.abs(
+        actual - expected
+    ).max()
 
 
 ALL_DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
@@ -75,7 +86,9 @@ def test_potrf_factor_and_untouched_triangle(dtype, uplo):
     expected = lower if uplo == "L" else adjoint(lower)
     mask = np.tril(np.ones((5, 5), bool)) if uplo == "L" else np.triu(np.ones((5, 5), bool))
     assert_close(np.where(mask, factor, 0), expected, dtype)
-    np.testing.assert_array_equal(np.where(mask, 0, factor), np.where(mask, 0, a))  # LAPACK keeps it
+    np.testing.assert_array_equal(
+        np.where(mask, 0, factor), np.where(mask, 0, a)
+    )  # LAPACK keeps it
     np.testing.assert_array_equal(info, [0, 0])
 
 
@@ -120,7 +133,9 @@ def textbook_lu(a: np.ndarray):
     ipiv, info = [], 0
     for k in range(min(m, n)):
         column = lu[k:, k]
-        magnitude = np.abs(column.real) + np.abs(column.imag) if np.iscomplexobj(a) else np.abs(column)
+        magnitude = (
+            np.abs(column.real) + np.abs(column.imag) if np.iscomplexobj(a) else np.abs(column)
+        )
         p = k + int(np.argmax(magnitude))
         ipiv.append(p + 1)
         lu[[k, p]] = lu[[p, k]]
@@ -152,7 +167,9 @@ def test_getrf_batched_pivots_differ_per_matrix_and_info_flags_singular():
     a[2] = np.round(a[2] * 4) / 4  # exact arithmetic on quarter-integers keeps it exactly 0
     a[2, :, 1] = 2 * a[2, :, 0]
     ta = tensor((3, 4, 4), "f64")
-    module = lapack_module("getrf", np.float64, [ta], [ta, tensor((3, 4), "i32"), tensor((3,), "i32")])
+    module = lapack_module(
+        "getrf", np.float64, [ta], [ta, tensor((3, 4), "i32"), tensor((3,), "i32")]
+    )
     lu, ipiv, info = xhlo.compile(module)(a)
     for i in range(3):
         expected_lu, expected_ipiv, expected_info = textbook_lu(a[i])
@@ -213,14 +230,19 @@ def test_syevd_reads_one_triangle(dtype, uplo):
     routine = "heevd" if np.issubdtype(dtype, np.complexfloating) else "syevd"
     t = tensor((2, n, n), ELEM[dtype])
     module = lapack_module(
-        routine, dtype, [t], [t, tensor((2, n), ELEM[REAL[dtype]]), tensor((2,), "i32")],
+        routine,
+        dtype,
+        [t],
+        [t, tensor((2, n), ELEM[REAL[dtype]]), tensor((2,), "i32")],
         f"mode = 86 : ui8, uplo = {ord(uplo)} : ui8",
     )
     vectors, values, info = xhlo.compile(module)(a)
     assert_close(values, np.linalg.eigvalsh(hermitian), dtype, scale=np.abs(hermitian).max())
     assert np.all(np.diff(values, axis=-1) >= 0)
     assert_close(vectors @ (values[..., None] * adjoint(vectors)), hermitian, dtype)
-    assert_close(adjoint(vectors) @ vectors, np.broadcast_to(np.eye(n), (2, n, n)), dtype, scale=1.0)
+    assert_close(
+        adjoint(vectors) @ vectors, np.broadcast_to(np.eye(n), (2, n, n)), dtype, scale=1.0
+    )
     np.testing.assert_array_equal(info, [0, 0])
 
 
@@ -228,7 +250,13 @@ def test_syevd_repeated_eigenvalues():
     q, _ = np.linalg.qr(random_matrix((5, 5), np.float64))
     a = q @ np.diag([1.0, 1.0, 1.0, 3.0, -2.0]) @ q.T
     t = tensor((5, 5), "f64")
-    module = lapack_module("syevd", np.float64, [t], [t, tensor((5,), "f64"), "tensor<i32>"], "mode = 86 : ui8, uplo = 76 : ui8")
+    module = lapack_module(
+        "syevd",
+        np.float64,
+        [t],
+        [t, tensor((5,), "f64"), "tensor<i32>"],
+        "mode = 86 : ui8, uplo = 76 : ui8",
+    )
     vectors, values, _ = xhlo.compile(module)(a)
     np.testing.assert_allclose(values, [-2, 1, 1, 1, 3], atol=1e-12)
     assert_close(vectors @ np.diag(values) @ vectors.T, a, np.float64)
@@ -264,20 +292,42 @@ def svd_results(shape, dtype, mode):
 )
 def test_gesdd(dtype, shape, mode):
     a = random_matrix(shape, dtype)
-    module = lapack_module("gesdd", dtype, [tensor(shape, ELEM[dtype])], svd_results(shape, dtype, mode), f"mode = {ord(mode)} : ui8")
+    module = lapack_module(
+        "gesdd",
+        dtype,
+        [tensor(shape, ELEM[dtype])],
+        svd_results(shape, dtype, mode),
+        f"mode = {ord(mode)} : ui8",
+    )
     _, s, u, vt, info = xhlo.compile(module)(a)
     k = min(shape[-2:])
     assert_close(s, np.linalg.svd(a, compute_uv=False), dtype, scale=np.abs(a).max())
     reconstruction = (u[..., :, :k] * s[..., None, :]) @ vt[..., :k, :]
     assert_close(reconstruction, a, dtype)
-    assert_close(adjoint(u) @ u, np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2), dtype, scale=1.0)
-    assert_close(vt @ adjoint(vt), np.broadcast_to(np.eye(vt.shape[-2]), vt.shape[:-2] + (vt.shape[-2],) * 2), dtype, scale=1.0)
+    assert_close(
+        adjoint(u) @ u,
+        np.broadcast_to(np.eye(u.shape[-1]), u.shape[:-2] + (u.shape[-1],) * 2),
+        dtype,
+        scale=1.0,
+    )
+    assert_close(
+        vt @ adjoint(vt),
+        np.broadcast_to(np.eye(vt.shape[-2]), vt.shape[:-2] + (vt.shape[-2],) * 2),
+        dtype,
+        scale=1.0,
+    )
     assert np.all(info == 0)
 
 
 def test_gesdd_rank_deficient_still_gives_unitary_factors():
     a = np.outer(np.arange(1.0, 6.0), np.arange(1.0, 4.0))  # rank 1
-    module = lapack_module("gesdd", np.float64, [tensor((5, 3), "f64")], svd_results((5, 3), np.float64, "A"), "mode = 65 : ui8")
+    module = lapack_module(
+        "gesdd",
+        np.float64,
+        [tensor((5, 3), "f64")],
+        svd_results((5, 3), np.float64, "A"),
+        "mode = 65 : ui8",
+    )
     _, s, u, vt, _ = xhlo.compile(module)(a)
     np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), atol=1e-12)
     np.testing.assert_allclose(u.T @ u, np.eye(5), atol=1e-12)
@@ -287,10 +337,119 @@ def test_gesdd_rank_deficient_still_gives_unitary_factors():
 
 def test_gesdd_values_only():
     a = random_matrix((3, 5), np.float32)
-    module = lapack_module("gesdd", np.float32, [tensor((3, 5), "f32")], svd_results((3, 5), np.float32, "N"), "mode = 78 : ui8")
+    module = lapack_module(
+        "gesdd",
+        np.float32,
+        [tensor((3, 5), "f32")],
+        svd_results((3, 5), np.float32, "N"),
+        "mode = 78 : ui8",
+    )
     _, s, _, _, info = xhlo.compile(module)(a)
     assert_close(s, np.linalg.svd(a, compute_uv=False), np.float32, scale=np.abs(a).max())
     assert int(info) == 0
+
+
+# -- geev ----------------------------------------------------------------------------------
+
+
+def matched(values, expected):
+    """``values`` reordered to the nearest of ``expected`` (the order is unspecified)."""
+    remaining = list(expected)
+    order = []
+    for value in values:
+        nearest = min(range(len(remaining)), key=lambda i: abs(remaining[i] - value))
+        order.append(remaining.pop(nearest))
+    return np.array(order)
+
+
+def geev_module(dtype, n, left: bool, right: bool) -> str:
+    elem = ELEM[dtype]
+    complex_elem = elem if np.issubdtype(dtype, np.complexfloating) else f"complex<{elem}>"
+    vectors = [tensor((n, n), complex_elem)] * 2
+    values = (
+        [tensor((n,), complex_elem)]
+        if np.issubdtype(dtype, np.complexfloating)
+        else [tensor((n,), elem)] * 2
+    )
+    config = f"compute_left = {ord('V' if left else 'N')} : ui8, compute_right = {ord('V' if right else 'N')} : ui8"
+    return lapack_module(
+        "geev", dtype, [tensor((n, n), elem)], [*values, *vectors, "tensor<i32>"], config
+    )
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_geev_eigenpairs(dtype):
+    n = 5
+    a = random_matrix((n, n), dtype)
+    results = xhlo.compile(geev_module(dtype, n, left=True, right=True))(a)
+    if np.issubdtype(dtype, np.complexfloating):
+        values, left, right, info = results
+    else:
+        real, imag, left, right, info = results
+        values = real + 1j * imag
+    scale = np.abs(a).max()
+    expected = np.linalg.eigvals(a.astype(np.complex128))
+    assert_close(values, matched(values, expected), dtype, scale=scale)
+    assert_close(a @ right, right * values, dtype, scale=scale)  # A v = lambda v
+    assert_close(
+        adjoint(left) @ a, values[:, None] * adjoint(left), dtype, scale=scale
+    )  # u^H A = lambda u^H
+    for vectors in (left, right):  # unit norm, largest component real (LAPACK's normalization)
+        assert_close(np.linalg.norm(vectors, axis=0), np.ones(n), dtype, scale=1.0)
+        largest = vectors[np.argmax(np.abs(vectors), axis=0), np.arange(n)]
+        assert_close(largest.imag, np.zeros(n), dtype, scale=1.0)
+    assert int(info) == 0
+
+
+@pytest.mark.parametrize(
+    "matrix",
+    [
+        [[0.0, -1.0], [1.0, 0.0]],  # a rotation: +-i
+        [[2.0, 1.0], [0.0, 2.0]],  # defective (a Jordan block)
+        [[1.0, 0.0, 0.0], [0.0, 3.0, 0.0], [0.0, 0.0, 2.0]],  # already triangular
+    ],
+)
+def test_geev_special_matrices(matrix):
+    a = np.array(matrix)
+    n = len(a)
+    real, imag, _, right, info = xhlo.compile(geev_module(np.float64, n, left=False, right=True))(a)
+    values = real + 1j * imag
+    np.testing.assert_allclose(values, matched(values, np.linalg.eigvals(a)), atol=1e-12)
+    np.testing.assert_allclose(a @ right, right * values, atol=1e-12)
+    assert int(info) == 0
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_gees_schur_form(dtype):
+    a = random_matrix((2, 4, 4), dtype)
+    t, c, v, i = (
+        tensor((2, 4, 4), ELEM[dtype]),
+        tensor((2, 4), ELEM[dtype]),
+        "tensor<2xi32>",
+        "tensor<2xi32>",
+    )
+    module = lapack_module("gees", dtype, [t], [t, t, c, v, i], "mode = 86 : ui8, sort = 78 : ui8")
+    schur, vectors, values, sdim, info = xhlo.compile(module)(a)
+    identity = np.broadcast_to(np.eye(4), (2, 4, 4))
+    np.testing.assert_array_equal(np.tril(schur, -1), 0)
+    assert_close(vectors @ schur @ adjoint(vectors), a, dtype)
+    assert_close(adjoint(vectors) @ vectors, identity, dtype, scale=1.0)
+    assert_close(values, np.diagonal(schur, axis1=-2, axis2=-1), dtype)
+    np.testing.assert_array_equal(sdim, 0)
+    np.testing.assert_array_equal(info, 0)
+
+
+def test_real_gees_is_a_compile_error():
+    t, c = tensor((3, 3), "f32"), tensor((3,), "f32")
+    module = lapack_module(
+        "gees",
+        np.float32,
+        [t],
+        [t, t, c, c, "tensor<i32>", "tensor<i32>"],
+        "mode = 86 : ui8, sort = 78 : ui8",
+    )
+    with pytest.raises(xhlo.CompilerError, match="real Schur form"):
+        xhlo.compile(module)
 
 
 # -- errors --------------------------------------------------------------------------------
@@ -301,6 +460,8 @@ def test_vector_operand_is_a_compile_error():
   %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8}} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<i32>)
   return %0#0 : tensor<4xf32>
 }"""
-    with pytest.raises(xhlo.CompilerError, match="'lapack_spotrf_ffi' needs a non-empty matrix operand") as info:
+    with pytest.raises(
+        xhlo.CompilerError, match="'lapack_spotrf_ffi' needs a non-empty matrix operand"
+    ) as info:
         xhlo.compile(module, filename="chol.mlir")
     assert "chol.mlir:2:" in str(info.value)

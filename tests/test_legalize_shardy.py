@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import xhlo
 
 SHARDED = """
@@ -37,9 +36,20 @@ def test_sharded_program_runs_unpartitioned():
 
 
 def test_manual_computation_over_shards_is_an_error():
-    module = SHARDED.replace('["x"=1]', '["x"=2]').replace("%shard: tensor<4xf32>", "%shard: tensor<2xf32>")
-    module = module.replace("dense<2.000000e+00> : tensor<4xf32>", "dense<2.000000e+00> : tensor<2xf32>")
-    module = module.replace("%2 = stablehlo.multiply %shard, %two : tensor<4xf32>", "%2 = stablehlo.multiply %shard, %two : tensor<2xf32>")
-    module = module.replace('"sdy.return"(%2) : (tensor<4xf32>)', '"sdy.return"(%2) : (tensor<2xf32>)')
-    with pytest.raises(xhlo.CompilerError, match="splits tensor<4xf32> into shards of tensor<2xf32>"):
+    module = SHARDED.replace('["x"=1]', '["x"=2]').replace(
+        "%shard: tensor<4xf32>", "%shard: tensor<2xf32>"
+    )
+    module = module.replace(
+        "dense<2.000000e+00> : tensor<4xf32>", "dense<2.000000e+00> : tensor<2xf32>"
+    )
+    module = module.replace(
+        "%2 = stablehlo.multiply %shard, %two : tensor<4xf32>",
+        "%2 = stablehlo.multiply %shard, %two : tensor<2xf32>",
+    )
+    module = module.replace(
+        '"sdy.return"(%2) : (tensor<4xf32>)', '"sdy.return"(%2) : (tensor<2xf32>)'
+    )
+    with pytest.raises(
+        xhlo.CompilerError, match="splits tensor<4xf32> into shards of tensor<2xf32>"
+    ):
         xhlo.compile(module)

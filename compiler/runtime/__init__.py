@@ -17,14 +17,14 @@ from .errors import (
 from .program import DEFAULT_TIMEOUT, RuntimeBinding, RuntimeOp, bind, record_device_counts
 
 __all__ = [
-    "CollectiveError",
+    "DEFAULT_TIMEOUT",
     "CollectiveAborted",
+    "CollectiveError",
     "CollectiveMismatch",
     "CollectiveTimeout",
     "DeviceError",
     "RuntimeBinding",
     "RuntimeOp",
-    "DEFAULT_TIMEOUT",
     "bind",
     "record_device_counts",
 ]

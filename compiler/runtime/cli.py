@@ -40,7 +40,9 @@ def device_inputs(path: str | None, device: int) -> list:
     import numpy as np
 
     with np.load(path) as data:
-        indices = sorted({int(m.group(1)) for k in data.files if (m := re.fullmatch(r"arg(\d+)(_dev\d+)?", k))})
+        indices = sorted(
+            {int(m.group(1)) for k in data.files if (m := re.fullmatch(r"arg(\d+)(_dev\d+)?", k))}
+        )
         args = []
         for i in indices:
             own = f"arg{i}_dev{device}"
@@ -54,10 +56,19 @@ def _save(outputs: str | None, results_per_device: list[tuple]) -> None:
     if outputs:
         import numpy as np
 
-        np.savez(outputs, **{f"out{j}_dev{d}": r for d, rs in enumerate(results_per_device) for j, r in enumerate(rs)})
+        np.savez(
+            outputs,
+            **{
+                f"out{j}_dev{d}": r
+                for d, rs in enumerate(results_per_device)
+                for j, r in enumerate(rs)
+            },
+        )
 
 
-def run_file_on_devices(path: str, entry: str | None, inputs: str | None, outputs: str | None, devices: int):
+def run_file_on_devices(
+    path: str, entry: str | None, inputs: str | None, outputs: str | None, devices: int
+):
     """(passed, reason) of running ``path`` on ``devices`` in-process devices."""
     exe = _compile(path, entry, devices)
     args = [device_inputs(inputs, d) for d in range(devices)]
@@ -72,7 +83,9 @@ def run_file_on_devices(path: str, entry: str | None, inputs: str | None, output
     return True, f"{devices} devices"
 
 
-def main_mpi(files: list[str], entry: str | None, inputs: str | None, outputs: str | None, timeout: float) -> int:
+def main_mpi(
+    files: list[str], entry: str | None, inputs: str | None, outputs: str | None, timeout: float
+) -> int:
     """Run each file as this rank's device; rank 0 prints PASS/FAIL lines and writes outputs."""
     from .mpi import load_mpi, run_on_rank
 
@@ -92,7 +105,9 @@ def main_mpi(files: list[str], entry: str | None, inputs: str | None, outputs: s
             try:
                 args = device_inputs(inputs, rank)
             except Exception as err:  # noqa: BLE001 - the peers would wait for this rank: end the job
-                print(f"xhlo: device {rank}: {type(err).__name__}: {err}", file=sys.stderr, flush=True)
+                print(
+                    f"xhlo: device {rank}: {type(err).__name__}: {err}", file=sys.stderr, flush=True
+                )
                 comm.Abort(1)
             try:
                 outcome = (True, "", run_on_rank(exe, args, timeout=timeout))

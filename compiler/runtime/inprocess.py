@@ -26,6 +26,7 @@ recv waits for the payload of its source.
 from __future__ import annotations
 
 import ctypes
+import queue
 import threading
 import time
 from collections import defaultdict, deque
@@ -108,7 +109,9 @@ class InProcessWorld:
 
     # -- the primitives -----------------------------------------------------------------
 
-    def execute(self, device: Device, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]) -> None:
+    def execute(
+        self, device: Device, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]
+    ) -> None:
         if op.primitive == "device_id":
             ids = (ctypes.c_int64 * 2)(device.replica, device.partition)
             ctypes.memmove(results[0].address, ids, ctypes.sizeof(ids))
@@ -119,15 +122,21 @@ class InProcessWorld:
         elif op.primitive in _PULLS:
             self._collective(device.index, op, operands, results)
         else:
-            raise CollectiveError(f"unknown runtime primitive '{op.primitive}'", device=device.index, op=op)
+            raise CollectiveError(
+                f"unknown runtime primitive '{op.primitive}'", device=device.index, op=op
+            )
 
-    def _collective(self, device: int, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]) -> None:
+    def _collective(
+        self, device: int, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]
+    ) -> None:
         membership = op.group_of(device)
         if membership is None:
             if op.primitive == "collective_broadcast":  # devices in no group receive zeros
                 _set_flag(results[-1], False)
                 return
-            raise CollectiveError(f"device {device} is in no group of {op.describe()}", device=device, op=op)
+            raise CollectiveError(
+                f"device {device} is in no group of {op.describe()}", device=device, op=op
+            )
         members, position = membership
         rendezvous = self._arrive(device, op, members, operands, results)
         try:
@@ -204,7 +213,9 @@ class InProcessWorld:
 
     # -- waiting ------------------------------------------------------------------------
 
-    def _wait(self, device: int, ready: Callable[[], bool], where: str, missing: Callable[[], list[int]]) -> None:
+    def _wait(
+        self, device: int, ready: Callable[[], bool], where: str, missing: Callable[[], list[int]]
+    ) -> None:
         """Wait (holding the condition's lock) until ``ready()``; raise when it cannot come."""
         deadline = time.monotonic() + self.timeout
         self._waiting[device] = (ready, where)
@@ -239,7 +250,9 @@ class InProcessWorld:
 
     def _check_progress(self, device: int, where: str) -> None:
         """Every live device waits and none can go on: the devices run different collectives."""
-        alive = [d for d in range(self.num_devices) if d not in self._failed and d not in self._finished]
+        alive = [
+            d for d in range(self.num_devices) if d not in self._failed and d not in self._finished
+        ]
         if not all(d in self._waiting for d in alive):
             return
         if any(ready() for ready, _ in self._waiting.values()):
@@ -265,7 +278,9 @@ def _pull_all_to_all(op: RuntimeOp, rv: _Rendezvous, me: int, position: int) -> 
     for i, out in enumerate(rv.results(me)):
         block = out.nbytes // len(rv.members)
         for j, member in enumerate(rv.members):
-            ctypes.memmove(out.address + j * block, rv.operands(member)[i].address + position * block, block)
+            ctypes.memmove(
+                out.address + j * block, rv.operands(member)[i].address + position * block, block
+            )
 
 
 def _pull_permute(op: RuntimeOp, rv: _Rendezvous, me: int, position: int) -> None:
@@ -289,7 +304,9 @@ def _pull_ragged(op: RuntimeOp, rv: _Rendezvous, me: int, position: int) -> None
     plan = RaggedPlan(op)
     for j, member in enumerate(rv.members):
         peer = rv.operands(member)
-        for source_row, dest_row, rows in plan.updates_from(peer, position, sender=member, receiver=me):
+        for source_row, dest_row, rows in plan.updates_from(
+            peer, position, sender=member, receiver=me
+        ):
             ctypes.memmove(
                 out.address + dest_row * plan.row_bytes,
                 peer[0].address + source_row * plan.row_bytes,
@@ -325,7 +342,13 @@ class RaggedPlan:
             if rows == 0:
                 continue
             start, dest = int(input_offsets[k]), int(output_offsets[k])
-            if rows < 0 or start < 0 or dest < 0 or start + rows > self.input_rows or dest + rows > self.output_rows:
+            if (
+                rows < 0
+                or start < 0
+                or dest < 0
+                or start + rows > self.input_rows
+                or dest + rows > self.output_rows
+            ):
                 raise CollectiveError(
                     f"{self.op.describe()}: device {sender} sends rows [{start}, {start + rows}) of its "
                     f"{self.input_rows}-row input to rows [{dest}, {dest + rows}) of device {receiver}'s "
@@ -348,7 +371,64 @@ _PULLS = {
 # -- running a program on every device ------------------------------------------------------
 
 
-def run_replicated(exe, args_per_device: Sequence[Sequence], *, entry: str, timeout: float | None = None) -> list[tuple]:
+class DeviceThreads:
+    """Long-lived threads, one per device, that run one multi-device call at a time.
+
+    Reusing threads keeps their stacks and malloc arenas warm: a fresh thread
+    per call pays thread start-up and page faults on every large buffer the
+    program allocates, which dominates small collectives and slows large ones.
+    """
+
+    def __init__(self, count: int):
+        self.busy = threading.Lock()
+        self._queues = [queue.SimpleQueue() for _ in range(count)]
+        for d, tasks in enumerate(self._queues):
+            threading.Thread(target=self._serve, args=(tasks,), name=f"xhlo-device-{d}", daemon=True).start()
+
+    @staticmethod
+    def _serve(tasks: queue.SimpleQueue) -> None:
+        while True:
+            task, done = tasks.get()
+            try:
+                task()
+            finally:
+                del task  # do not keep the last program (and its JIT engine) alive
+                done.release()
+
+    def run(self, tasks: Sequence[Callable[[], None]]) -> None:
+        done = threading.Semaphore(0)
+        for pending, task in zip(self._queues, tasks):
+            pending.put((task, done))
+        for _ in tasks:
+            done.acquire()
+
+
+_device_threads: dict[int, DeviceThreads] = {}
+_device_threads_lock = threading.Lock()
+
+
+def run_on_device_threads(tasks: Sequence[Callable[[], None]]) -> None:
+    """Run every task on its own thread and wait for all (tasks must not raise)."""
+    with _device_threads_lock:
+        pool = _device_threads.get(len(tasks))
+        if pool is None:
+            pool = _device_threads[len(tasks)] = DeviceThreads(len(tasks))
+    if pool.busy.acquire(blocking=False):
+        try:
+            pool.run(tasks)
+        finally:
+            pool.busy.release()
+        return
+    threads = [threading.Thread(target=task) for task in tasks]  # a concurrent run: fresh threads
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def run_replicated(
+    exe, args_per_device: Sequence[Sequence], *, entry: str, timeout: float | None = None
+) -> list[tuple]:
     """Run ``entry`` of ``exe`` on all its devices, one thread each; one result tuple per device."""
     num_devices = exe.num_replicas * exe.num_partitions
     if len(args_per_device) != num_devices:
@@ -357,7 +437,9 @@ def run_replicated(exe, args_per_device: Sequence[Sequence], *, entry: str, time
             f"{exe.num_partitions} partitions) but {len(args_per_device)} argument tuples were given"
         )
     binding = getattr(exe, "_runtime", None)
-    world = InProcessWorld(num_devices, timeout or (binding.timeout if binding else DEFAULT_TIMEOUT))
+    world = InProcessWorld(
+        num_devices, timeout or (binding.timeout if binding else DEFAULT_TIMEOUT)
+    )
     outputs: list[tuple | None] = [None] * num_devices
     errors: dict[int, BaseException] = {}
 
@@ -373,11 +455,7 @@ def run_replicated(exe, args_per_device: Sequence[Sequence], *, entry: str, time
         finally:
             world.device_finished(index)
 
-    threads = [threading.Thread(target=run_device, args=(d,), name=f"xhlo-device-{d}") for d in range(num_devices)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_on_device_threads([lambda d=d: run_device(d) for d in range(num_devices)])
     if errors:
         raise _run_error(errors, num_devices)
     return outputs
@@ -390,7 +468,11 @@ def _run_error(errors: dict[int, BaseException], num_devices: int) -> Collective
     lines = [f"  device {d}: {type(errors[d]).__name__}: {errors[d]}" for d in order]
     first = errors[order[0]]
     cls = type(first) if isinstance(first, CollectiveError) else CollectiveError
-    summary = f"{len(errors)} of {num_devices} device(s) failed; first failure on device {order[0]}:\n"
-    error = cls(summary + "\n".join(lines), device=order[0], op=getattr(first, "op", None), errors=errors)
+    summary = (
+        f"{len(errors)} of {num_devices} device(s) failed; first failure on device {order[0]}:\n"
+    )
+    error = cls(
+        summary + "\n".join(lines), device=order[0], op=getattr(first, "op", None), errors=errors
+    )
     error.__cause__ = first
     return error

@@ -36,7 +36,13 @@ from .inprocess import RaggedPlan
 from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
 
 _RECORD_BYTES = 512  # what each member says it runs: 32 bytes of digest + description
-_GROUP_PRIMITIVES = ("all_gather", "all_to_all", "collective_permute", "collective_broadcast", "ragged_all_to_all")
+_GROUP_PRIMITIVES = (
+    "all_gather",
+    "all_to_all",
+    "collective_permute",
+    "collective_broadcast",
+    "ragged_all_to_all",
+)
 _TAG_SPACE = 16384
 
 
@@ -128,7 +134,8 @@ class MpiTransport:
         if all((records[:, :32] == records[0, :32]).all(axis=1)):
             return
         lines = [
-            f"device {members[j]} runs " + bytes(records[j, 32:]).rstrip(b"\0").decode(errors="replace")
+            f"device {members[j]} runs "
+            + bytes(records[j, 32:]).rstrip(b"\0").decode(errors="replace")
             for j in range(len(members))
         ]
         raise CollectiveMismatch(
@@ -139,9 +146,13 @@ class MpiTransport:
 
     # -- the primitives -------------------------------------------------------------------
 
-    def execute(self, device: Device, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]) -> None:
+    def execute(
+        self, device: Device, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]
+    ) -> None:
         if op.primitive == "device_id":
-            _view(results[0])[:] = np.array([device.replica, device.partition], np.int64).view(np.uint8)
+            _view(results[0])[:] = np.array([device.replica, device.partition], np.int64).view(
+                np.uint8
+            )
             return
         if op.primitive == "send":
             return self._send(op, operands)
@@ -150,7 +161,9 @@ class MpiTransport:
         membership = op.group_of(self.rank)
         if membership is None:
             if op.primitive != "collective_broadcast":
-                raise CollectiveError(f"device {self.rank} is in no group of {op.describe()}", device=self.rank, op=op)
+                raise CollectiveError(
+                    f"device {self.rank} is in no group of {op.describe()}", device=self.rank, op=op
+                )
             _view(results[-1])[0] = 0
             return
         members, position = membership
@@ -203,14 +216,25 @@ class MpiTransport:
         self._wait([comm.Ialltoall(outgoing, incoming)], op, "")
         row = plan.row_bytes
         data = _view(operands[0]).reshape(-1, row) if row else np.empty((0, 0), np.uint8)
-        send_counts = [int(sizes[j * updates : (j + 1) * updates].sum()) * row for j in range(count)]
-        packed = [data[int(input_offsets[k]) : int(input_offsets[k]) + int(sizes[k])] for k in range(count * updates)]
-        sendbuf = np.concatenate([p.reshape(-1) for p in packed]) if packed else np.empty(0, np.uint8)
+        send_counts = [
+            int(sizes[j * updates : (j + 1) * updates].sum()) * row for j in range(count)
+        ]
+        packed = [
+            data[int(input_offsets[k]) : int(input_offsets[k]) + int(sizes[k])]
+            for k in range(count * updates)
+        ]
+        sendbuf = (
+            np.concatenate([p.reshape(-1) for p in packed]) if packed else np.empty(0, np.uint8)
+        )
         recv_counts = [int(incoming[j, 0::2].sum()) * row for j in range(count)]
         recvbuf = np.empty(sum(recv_counts), np.uint8)
         self._wait(
-            [comm.Ialltoallv([sendbuf, (send_counts, _displacements(send_counts)), self.MPI.BYTE],
-                             [recvbuf, (recv_counts, _displacements(recv_counts)), self.MPI.BYTE])],
+            [
+                comm.Ialltoallv(
+                    [sendbuf, (send_counts, _displacements(send_counts)), self.MPI.BYTE],
+                    [recvbuf, (recv_counts, _displacements(recv_counts)), self.MPI.BYTE],
+                )
+            ],
             op,
             "",
         )
@@ -247,7 +271,9 @@ class MpiTransport:
             _view(flag)[0] = 0
             return
         data = np.empty(sum(b.nbytes for b in payload), np.uint8)
-        self._wait([self._p2p.Irecv(data, source=source, tag=_TAG_SPACE + op.channel % _TAG_SPACE)], op, "")
+        self._wait(
+            [self._p2p.Irecv(data, source=source, tag=_TAG_SPACE + op.channel % _TAG_SPACE)], op, ""
+        )
         cursor = 0
         for buffer in payload:
             _view(buffer)[:] = data[cursor : cursor + buffer.nbytes]
@@ -264,7 +290,9 @@ def _displacements(counts: Sequence[int]) -> list[int]:
     return [int(v) for v in np.concatenate([[0], np.cumsum(counts)[:-1]])] if counts else []
 
 
-def run_on_rank(exe, args: Sequence, *, entry: str | None = None, timeout: float | None = None, comm=None) -> tuple:
+def run_on_rank(
+    exe, args: Sequence, *, entry: str | None = None, timeout: float | None = None, comm=None
+) -> tuple:
     """Run ``exe`` as the device of this MPI rank; any failure ends the job (see module doc)."""
     binding = getattr(exe, "_runtime", None)
     world = comm if comm is not None else load_mpi().COMM_WORLD
@@ -274,8 +302,10 @@ def run_on_rank(exe, args: Sequence, *, entry: str | None = None, timeout: float
             timeout=timeout or (binding.timeout if binding else DEFAULT_TIMEOUT),
             comm=world,
         )
-    except BaseException as err:  # noqa: BLE001 - a rank did not start: end the job
-        sys.stderr.write(f"xhlo: device {world.Get_rank()} (MPI rank {world.Get_rank()}) failed: {err}\n")
+    except BaseException as err:
+        sys.stderr.write(
+            f"xhlo: device {world.Get_rank()} (MPI rank {world.Get_rank()}) failed: {err}\n"
+        )
         sys.stderr.flush()
         world.Abort(1)
         raise
@@ -293,7 +323,7 @@ def run_on_rank(exe, args: Sequence, *, entry: str | None = None, timeout: float
     except CheckFailure:  # the program ran to its end: a test result, not a fault
         transport.finish()
         raise
-    except BaseException as err:  # noqa: BLE001 - the job must end, not hang
+    except BaseException as err:
         device.fail(err)
         raise
     return result if isinstance(result, tuple) else (result,)

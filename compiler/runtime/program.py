@@ -82,7 +82,9 @@ class RuntimeOp:
 class Transport(Protocol):
     """Moves the bytes of a runtime op between devices (threads or MPI ranks)."""
 
-    def execute(self, device: "Device", op: RuntimeOp, operands: list[Buffer], results: list[Buffer]) -> None: ...
+    def execute(
+        self, device: Device, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]
+    ) -> None: ...
 
     def device_failed(self, device: int, error: BaseException) -> None: ...
 
@@ -113,7 +115,9 @@ class Device:
             return
         if not isinstance(err, CollectiveError):
             where = f" in {op.describe()}" if op else ""
-            wrapped = DeviceError(f"device {self.index}{where}: {type(err).__name__}: {err}", device=self.index, op=op)
+            wrapped = DeviceError(
+                f"device {self.index}{where}: {type(err).__name__}: {err}", device=self.index, op=op
+            )
             wrapped.__cause__ = err
             err = wrapped
         self.error = err
@@ -185,10 +189,15 @@ def ops_from_module(module: ir.Module, filename: str | None = None) -> list[Runt
     return ops
 
 
-def record_device_counts(module: ir.Module, num_replicas: int | None, num_partitions: int | None) -> None:
+def record_device_counts(
+    module: ir.Module, num_replicas: int | None, num_partitions: int | None
+) -> None:
     """Write explicit device counts into the module, where the collective passes read them."""
     i32 = ir.IntegerType.get_signless(32)
-    for name, value in (("mhlo.num_replicas", num_replicas), ("mhlo.num_partitions", num_partitions)):
+    for name, value in (
+        ("mhlo.num_replicas", num_replicas),
+        ("mhlo.num_partitions", num_partitions),
+    ):
         if value is not None:
             if value < 1:
                 raise ValueError(f"{name.split('.')[1]} must be at least 1, got {value}")
@@ -201,7 +210,11 @@ def record_device_counts(module: ir.Module, num_replicas: int | None, num_partit
 class _Prefix(ctypes.Structure):
     """The fields every ranked memref descriptor starts with."""
 
-    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
+    _fields_ = [
+        ("allocated", ctypes.c_void_p),
+        ("aligned", ctypes.c_void_p),
+        ("offset", ctypes.c_int64),
+    ]
 
 
 def _buffer(descriptor: int, nbytes: int, itemsize: int) -> Buffer:
@@ -212,7 +225,14 @@ def _buffer(descriptor: int, nbytes: int, itemsize: int) -> Buffer:
 class RuntimeBinding:
     """The runtime ops of one compiled program, with their callbacks registered."""
 
-    def __init__(self, ops: list[RuntimeOp], num_replicas: int, num_partitions: int, timeout: float, layout=None):
+    def __init__(
+        self,
+        ops: list[RuntimeOp],
+        num_replicas: int,
+        num_partitions: int,
+        timeout: float,
+        layout=None,
+    ):
         self.ops = ops
         self.layout = layout  # sharding.ShardLayout of programs localized from a shard_map
         self.num_replicas = num_replicas
@@ -232,7 +252,9 @@ class RuntimeBinding:
 
     def _callback(self, op: RuntimeOp):
         prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * op.num_buffers))
-        sizes = list(zip(op.operand_bytes, op.operand_itemsize)) + list(zip(op.result_bytes, op.result_itemsize))
+        sizes = list(zip(op.operand_bytes, op.operand_itemsize)) + list(
+            zip(op.result_bytes, op.result_itemsize)
+        )
         operand_count = len(op.operand_bytes)
 
         def call(*descriptors):
@@ -280,7 +302,11 @@ def bind(
         return ir.IntegerAttr(attrs[name]).value if name in attrs else 1
 
     binding = RuntimeBinding(
-        ops, count("mhlo.num_replicas"), count("mhlo.num_partitions"), timeout or DEFAULT_TIMEOUT, layout
+        ops,
+        count("mhlo.num_replicas"),
+        count("mhlo.num_partitions"),
+        timeout or DEFAULT_TIMEOUT,
+        layout,
     )
     binding.register(engine)
     return binding

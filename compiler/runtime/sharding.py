@@ -43,11 +43,15 @@ class ShardLayout:
     def split(self, global_args: Sequence) -> list[tuple[np.ndarray, ...]]:
         """Per device, its shards of every argument."""
         if len(global_args) != len(self.arguments):
-            raise ValueError(f"the program takes {len(self.arguments)} arguments, got {len(global_args)}")
+            raise ValueError(
+                f"the program takes {len(self.arguments)} arguments, got {len(global_args)}"
+            )
         per_device: list[list[np.ndarray]] = [[] for _ in range(self.num_devices)]
         for array, tiling in zip((np.asarray(a) for a in global_args), self.arguments):
             if any(size % count for size, count in zip(array.shape, tiling.counts)):
-                raise ValueError(f"an argument of shape {array.shape} does not split into {tiling.counts} blocks")
+                raise ValueError(
+                    f"an argument of shape {array.shape} does not split into {tiling.counts} blocks"
+                )
             local = [size // count for size, count in zip(array.shape, tiling.counts)]
             for d in range(self.num_devices):
                 per_device[d].append(np.ascontiguousarray(array[tiling.window(local, d)]))

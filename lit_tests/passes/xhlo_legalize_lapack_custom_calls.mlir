@@ -111,12 +111,41 @@ func.func @gesdd(%a: tensor<3x2xf32>) -> (tensor<2xf32>, tensor<3x3xf32>, tensor
 
 // -----
 
+// geev: a real matrix goes complex; shifted QR steps (T, Z, active size and
+// stall counter per matrix) until every matrix has deflated; eigenvalues are
+// the diagonal of T, returned as real and imaginary parts.
+// CHECK-LABEL: func.func @geev
+// CHECK-SAME: %[[A:[a-zA-Z0-9_]+]]: tensor<3x3xf32>
+// CHECK: %[[C:.*]] = stablehlo.complex %[[A]], %{{.*}} : tensor<3x3xcomplex<f32>>
+// CHECK: %[[SCHUR:.*]]:5 = stablehlo.while(%{{.*}} = %{{.*}}, %{{.*}} = %[[C]], %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) : tensor<i32>, tensor<3x3xcomplex<f32>>, tensor<3x3xcomplex<f32>>, tensor<1x1xi32>, tensor<1x1xi32>
+// CHECK: %[[T:.*]] = stablehlo.select %{{.*}}, %{{.*}}, %[[SCHUR]]#1
+// CHECK: %[[W:.*]] = stablehlo.reduce(%{{.*}} init: %{{.*}}) applies stablehlo.add across dimensions = [1] : (tensor<3x3xcomplex<f32>>, tensor<complex<f32>>) -> tensor<3xcomplex<f32>>
+// CHECK: %[[RE:.*]] = stablehlo.real %[[W]] : (tensor<3xcomplex<f32>>) -> tensor<3xf32>
+// CHECK: %[[IM:.*]] = stablehlo.imag %[[W]] : (tensor<3xcomplex<f32>>) -> tensor<3xf32>
+// CHECK: return %[[RE]], %[[IM]]
+// CHECK-NOT: custom_call
+func.func @geev(%a: tensor<3x3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3x3xcomplex<f32>>, tensor<i32>) {
+  %0:5 = stablehlo.custom_call @lapack_sgeev_ffi(%a) {mhlo.backend_config = {compute_left = 78 : ui8, compute_right = 86 : ui8}} : (tensor<3x3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3x3xcomplex<f32>>, tensor<3x3xcomplex<f32>>, tensor<i32>)
+  return %0#0, %0#1, %0#3, %0#4 : tensor<3xf32>, tensor<3xf32>, tensor<3x3xcomplex<f32>>, tensor<i32>
+}
+
+// -----
+
 // Other custom calls are left for xhlo-legalize-custom-calls.
 // CHECK-LABEL: func.func @other_target
-// CHECK: stablehlo.custom_call @lapack_sgeev_ffi
+// CHECK: stablehlo.custom_call @lapack_sgehrd_ffi
 func.func @other_target(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
-  %0 = stablehlo.custom_call @lapack_sgeev_ffi(%a) : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  %0 = stablehlo.custom_call @lapack_sgehrd_ffi(%a) : (tensor<3x3xf32>) -> tensor<3x3xf32>
   return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+// The complex QR iteration gives no real (quasi-triangular) Schur form.
+func.func @real_schur(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  // expected-error@+1 {{the real Schur form (real ?gees) is not supported; complex input is}}
+  %0:5 = stablehlo.custom_call @lapack_sgees_ffi(%a) {mhlo.backend_config = {mode = 86 : ui8, sort = 78 : ui8}} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<i32>, tensor<i32>)
+  return %0#0 : tensor<3x3xf32>
 }
 
 // -----

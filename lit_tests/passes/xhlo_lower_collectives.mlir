@@ -1,4 +1,17 @@
 // RUN: xhlo-opt %s --xhlo-lower-collectives --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-lower-collectives="split-reduction-bytes=16" --split-input-file \
+// RUN:   --verify-diagnostics | FileCheck %s --check-prefix=SPLIT
+
+// SPLIT-LABEL: func.func @all_reduce
+// SPLIT-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<4xf32>
+// SPLIT: %[[B:.*]] = stablehlo.reshape %[[X]] : (tensor<4xf32>) -> tensor<2x2xf32>
+// SPLIT: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_to_all(%[[B]])
+// SPLIT-SAME: (tensor<2x2xf32>) -> tensor<2x2xf32>
+// SPLIT: %[[F:.*]] = "stablehlo.map"
+// SPLIT: %[[G:.*]] = stablehlo.custom_call @xhlo.runtime.all_gather(%[[F]])
+// SPLIT-SAME: (tensor<2xf32>) -> tensor<2x2xf32>
+// SPLIT: %[[R:.*]] = stablehlo.reshape %[[G]] : (tensor<2x2xf32>) -> tensor<4xf32>
+// SPLIT: return %[[R]]
 
 // all_reduce: the runtime gathers the operands in group order, the region folds them.
 

@@ -1,0 +1,370 @@
+"""xhlo-vectorize: tile linalg ops on tensors to SIMD-wide tiles and vectorize the tiles.
+
+Lowered as they are, linalg ops become scalar loop nests, and the JIT's LLVM
+pipeline does not vectorize those loops (a fused multiply-add over 4M floats
+runs one float at a time). For every linalg op this pass picks the *vector
+loop*: the loop that walks the innermost, contiguous dimension of most of the
+op's data. Every other loop is tiled by one, the vector loop by the SIMD width
+(a multiple of it for reductions, so several independent accumulators hide the
+add latency), and the linalg vectorizer turns each tile into vector ops.
+
+A reduction along the vector loop keeps a vector of partial results and folds
+it at the end (``tile_reduction_using_for``): that reassociates the
+reduction, which StableHLO allows (the order of ``reduce`` is unspecified).
+Reductions whose body is not one recognizable combiner (argmax's pair of
+selects) are vectorized along a parallel loop instead, or left alone.
+
+The work is done by transform-dialect scripts run with the transform
+interpreter, one per op, so an op the vectorizer rejects keeps its scalar
+lowering and the rest of the function is still vectorized. Ops tagged
+``xhlo.blas`` (matmuls headed for a BLAS call) are left untouched. No CSE runs
+here: merging two ``tensor.empty`` before bufferization makes one-shot
+bufferization give two loop-carried tensors one buffer (a merge sort breaks).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from xhlo._mlir import ir
+
+from .base import ModulePass
+
+TARGET = "xhlo.vectorize_target"
+SHORT_LOOP_VECTORS = 4  # a loop up to this many vectors long becomes one (unrolled) vector
+BLAS_TAG = "xhlo.blas"
+
+# Ops the vectorizer turns into vector ops with the same (exact) semantics.
+_ALLOWED_BODY_DIALECTS = ("arith.", "math.")
+_ALLOWED_BODY_OPS = {"linalg.yield", "linalg.index", "tensor.extract"}
+# Their vector forms lower less precisely (or not at all) than the scalar ones.
+_SCALAR_ONLY_MATH = {"math.expm1", "math.log1p", "math.ipowi", "math.fpowi"}
+# Binary ops tile_reduction_using_for knows the neutral element of.
+_COMBINERS = {
+    "arith.addf", "arith.mulf", "arith.addi", "arith.muli",
+    "arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf",
+    "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui",
+    "arith.andi", "arith.ori", "arith.xori",
+}
+_CLEANUP = """
+    %funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %funcs {
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.lower_masked_transfers
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op"""
+_HOIST = """
+    %loops = transform.structured.match ops{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
+    transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op"""
+
+
+@dataclasses.dataclass(frozen=True)
+class TilePlan:
+    """How one linalg.generic is tiled and vectorized."""
+
+    flatten: bool  # collapse an elementwise op to one loop first
+    tile_sizes: tuple[int, ...]  # tile_using_for sizes, 0 = not tiled
+    reduction_tile: tuple[int, ...] | None  # tile_reduction_using_for sizes
+    vector_sizes: tuple[int, ...] | None  # explicit (masked) vector sizes of the tile
+
+    def script(self) -> str:
+        lines = [f"%op = transform.structured.match attributes{{{TARGET}}} in %root "
+                 ": (!transform.any_op) -> !transform.any_op"]
+        handle = "%op"
+        if self.flatten:
+            lines.append("%flat = transform.structured.flatten_elementwise %op "
+                         ": (!transform.any_op) -> !transform.any_op")
+            handle = "%flat"
+        loops = sum(1 for t in self.tile_sizes if t)
+        if loops:
+            names = ", ".join(f"%l{i}" for i in range(loops))
+            types = ", ".join(["!transform.any_op"] * (loops + 1))
+            lines.append(f"%tiled, {names} = transform.structured.tile_using_for {handle} "
+                         f"tile_sizes {list(self.tile_sizes)} : (!transform.any_op) -> ({types})")
+            handle = "%tiled"
+        sizes = f" vector_sizes {list(self.vector_sizes)}" if self.vector_sizes else ""
+        if self.reduction_tile:
+            lines.append(f"%fill, %split, %combine, %rloop = transform.structured.tile_reduction_using_for "
+                         f"{handle} by tile_sizes = {list(self.reduction_tile)} : (!transform.any_op) -> "
+                         "(!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)")
+            lines.append(f"transform.structured.vectorize %split{sizes} : !transform.any_op")
+            lines.append("transform.structured.vectorize %combine : !transform.any_op")
+            lines.append("transform.structured.vectorize %fill : !transform.any_op")
+        else:
+            lines.append(f"transform.structured.vectorize {handle}{sizes} : !transform.any_op")
+        return _sequence("\n    ".join(lines))
+
+
+def _sequence(body: str) -> str:
+    return (
+        "module attributes {transform.with_named_sequence} {\n"
+        "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
+        f"    {body}\n    transform.yield\n  }}\n}}\n"
+    )
+
+
+# -- analysis of one linalg.generic ------------------------------------------------------------
+
+
+def _element_bits(t: ir.Type) -> int | None:
+    """Bit width of a supported element type, None for the rest (complex, f8, ...)."""
+    if isinstance(t, ir.IntegerType):
+        width = ir.IntegerType(t).width  # i1 only as a value: see _is_bool
+        return max(8, width) if width in (1, 8, 16, 32, 64) else None  # sub-byte ints pack
+    if isinstance(t, ir.IndexType):
+        return 64
+    for cls, bits in ((ir.F16Type, 16), (ir.BF16Type, 16), (ir.F32Type, 32), (ir.F64Type, 64)):
+        if isinstance(t, cls):
+            return bits
+    return None
+
+
+def _is_bool(t: ir.Type) -> bool:
+    return isinstance(t, ir.IntegerType) and ir.IntegerType(t).width == 1
+
+
+def _operand_shapes(op: ir.Operation) -> list[tuple[int, ...]] | None:
+    """Static operand shapes; () for scalar operands; None if any tensor is dynamic (or a memref)."""
+    shapes = []
+    for value in op.operands:
+        t = value.type
+        if isinstance(t, ir.RankedTensorType) and t.has_static_shape:
+            shapes.append(tuple(t.shape))
+        elif isinstance(t, ir.ShapedType):
+            return None
+        else:
+            shapes.append(())
+    return shapes
+
+
+def _maps(op: ir.Operation) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+
+
+def _dim_position(expr) -> int | None:
+    return ir.AffineDimExpr(expr).position if isinstance(expr, ir.AffineDimExpr) else None
+
+
+def _loop_ranges(maps: list[ir.AffineMap], shapes: list[tuple[int, ...]], n_loops: int) -> list[int] | None:
+    ranges: list[int | None] = [None] * n_loops
+    for amap, shape in zip(maps, shapes):
+        for expr, size in zip(amap.results, shape):
+            d = _dim_position(expr)
+            if d is not None and ranges[d] is None:
+                ranges[d] = size
+    return None if any(r is None for r in ranges) else ranges  # type: ignore[return-value]
+
+
+def _body_is_vectorizable(op: ir.Operation) -> bool:
+    for inner in op.regions[0].blocks[0].operations:
+        name = inner.operation.name
+        if name in _SCALAR_ONLY_MATH:
+            return False
+        if name not in _ALLOWED_BODY_OPS and not name.startswith(_ALLOWED_BODY_DIALECTS):
+            return False
+        for value in list(inner.operands) + list(inner.results):
+            if _element_bits(_scalar_type(value.type)) is None:
+                return False
+    return True
+
+
+def _scalar_type(t: ir.Type) -> ir.Type:
+    if isinstance(t, ir.ShapedType):
+        return ir.ShapedType(t).element_type
+    return t
+
+
+def _combiners_recognized(op: ir.Operation, n_inputs: int) -> bool:
+    """Every output is ``yield combiner(out_arg, x)``, with out_arg used only there."""
+    block = op.regions[0].blocks[0]
+    terminator = block.operations[len(block.operations) - 1]
+    for i, yielded in enumerate(terminator.operands):
+        producer = yielded.owner
+        if not isinstance(producer, ir.Operation) and hasattr(producer, "operation"):
+            producer = producer.operation
+        if not isinstance(producer, ir.Operation) or producer.name not in _COMBINERS:
+            return False
+        out_arg = block.arguments[n_inputs + i]
+        if out_arg not in list(producer.operands):
+            return False
+        if sum(1 for _ in out_arg.uses) != 1:
+            return False
+    return True
+
+
+def _choose_vector_loop(
+    maps: list[ir.AffineMap], shapes: list[tuple[int, ...]], parallel: list[bool], allowed: list[bool]
+) -> int | None:
+    """The allowed loop indexing the contiguous dimension of the most elements."""
+    weight = [0] * len(parallel)
+    for amap, shape in zip(maps, shapes):
+        if not shape:
+            continue
+        d = _dim_position(amap.results[len(shape) - 1])
+        if d is not None:
+            weight[d] += math.prod(shape)
+    candidates = [d for d in range(len(parallel)) if allowed[d] and weight[d] > 0]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda d: (weight[d], parallel[d], d))
+
+
+def _fitting_tile(extent: int, width: int) -> tuple[int, bool]:
+    """(tile, masked): ``width`` or a divisor of ``extent`` at least half of it."""
+    for tile in (width, width // 2):
+        if tile >= 1 and extent % tile == 0:
+            return tile, False
+    return width, True
+
+
+def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> TilePlan | None:
+    """The tiling plan of a linalg.generic, None when it is not worth or able to vectorize."""
+    shapes = _operand_shapes(op)
+    if shapes is None or not _body_is_vectorizable(op):
+        return None
+    elements = [_scalar_type(v.type) for v in op.operands]
+    bits = [_element_bits(t) for t in elements]
+    if any(b is None for b in bits) or any(_is_bool(t) for t in elements):
+        return None  # LLVM packs vectors of i1 into bits; i1 tensors hold one byte per element
+    maps = _maps(op)
+    parallel = ["parallel" in str(it) for it in op.attributes["iterator_types"]]
+    n_loops = len(parallel)
+    ranges = _loop_ranges(maps, shapes, n_loops)
+    if not n_loops or ranges is None or math.prod(ranges) <= 1:
+        return None
+    width = max(2, vector_bits // max(bits))
+    n_inputs = len(op.operands) - len(op.results)
+    if all(parallel) and n_loops > 1 and all(m == ir.AffineMap.get_identity(n_loops) for m in maps):
+        return _parallel_plan([math.prod(ranges)], 0, width, flatten=True)
+    reducible = all(parallel) or _combiners_recognized(op, n_inputs)
+    d = _choose_vector_loop(maps, shapes, parallel, [p or reducible for p in parallel])
+    if d is None:
+        return None
+    if parallel[d]:
+        return _parallel_plan(ranges, d, width, flatten=False)
+    return _reduction_plan(ranges, d, width * reduction_vectors)
+
+
+def _parallel_plan(ranges: list[int], d: int, width: int, *, flatten: bool) -> TilePlan:
+    tiles = [1 if r > 1 else 0 for r in ranges]
+    masked = False
+    if ranges[d] > SHORT_LOOP_VECTORS * width:
+        tiles[d], masked = _fitting_tile(ranges[d], width)
+    else:  # short: one vector of the whole loop
+        tiles[d] = 0
+    vector_sizes = None
+    if masked:
+        vector_sizes = tuple(t if t else r for t, r in zip(tiles, ranges))
+    return TilePlan(flatten, tuple(tiles), None, vector_sizes)
+
+
+def _reduction_plan(ranges: list[int], d: int, width: int) -> TilePlan:
+    tiles = [1 if r > 1 else 0 for r in ranges]
+    tiles[d] = 0
+    if ranges[d] <= width:  # short: one multi_reduction over the whole loop
+        return TilePlan(False, tuple(tiles), None, None)
+    tile, masked = _fitting_tile(ranges[d], width)
+    reduction = [0] * len(ranges)
+    reduction[d] = tile
+    vector_sizes = None
+    if masked:
+        vector_sizes = tuple(tile if i == d else (1 if t else r) for i, (t, r) in enumerate(zip(tiles, ranges)))
+    return TilePlan(False, tuple(tiles), tuple(reduction), vector_sizes)
+
+
+# -- driving the transform interpreter ---------------------------------------------------------
+
+
+def _linalg_ops(module: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op):
+        if op.name.startswith("linalg.") and op.name not in ("linalg.yield", "linalg.index") \
+                and BLAS_TAG not in op.attributes:
+            found.append(op.operation)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def _apply(module: ir.Operation, script: str) -> bool:
+    """Run a transform script on ``module``; False (and no diagnostics printed) if it fails."""
+    from torch_mlir.dialects.transform import interpreter
+
+    context = module.context
+    handler = context.attach_diagnostic_handler(lambda diagnostic: True)
+    try:
+        transform = ir.Module.parse(script)
+        interpreter.apply_named_sequence(module, transform.body.operations[0], transform)
+        return True
+    except (ir.MLIRError, RuntimeError, ValueError):
+        return False
+    finally:
+        handler.detach()
+
+
+def _loop_depth(module: ir.Operation) -> int:
+    deepest = 0
+
+    def visit(op, depth=0):
+        nonlocal deepest
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    d = depth + (inner.operation.name == "scf.for")
+                    deepest = max(deepest, d)
+                    visit(inner.operation, d)
+
+    visit(module)
+    return deepest
+
+
+@dataclasses.dataclass(frozen=True)
+class Vectorize(ModulePass):
+    """Tile and vectorize linalg ops on tensors (SIMD-wide tiles, split reductions)."""
+
+    NAME = "xhlo-vectorize"
+    vector_bits: int = 512  # SIMD register width the tiles are sized for
+    reduction_vectors: int = 4  # independent partial-result vectors of a split reduction
+
+    def run(self, module: ir.Operation) -> None:
+        self._generalize(module)
+        for op in _linalg_ops(module):
+            if op.name != "linalg.generic":
+                continue
+            plan = plan_for(op, self.vector_bits, self.reduction_vectors)
+            if plan is None:
+                continue
+            op.attributes[TARGET] = ir.UnitAttr.get()
+            _apply(module, plan.script())
+            self._untag(module)
+        _apply(module, _sequence(_CLEANUP))
+        for _ in range(_loop_depth(module)):
+            _apply(module, _sequence(_HOIST))
+        _apply(module, _sequence(_CLEANUP))
+
+    @staticmethod
+    def _generalize(module: ir.Operation) -> None:
+        """Named linalg ops (fill, transpose, reduce, ...) become linalg.generic."""
+        named = [op for op in _linalg_ops(module) if op.name != "linalg.generic"]
+        for op in named:
+            op.attributes[TARGET] = ir.UnitAttr.get()
+        if named:
+            _apply(module, _sequence(
+                f"%ops = transform.structured.match attributes{{{TARGET}}} in %root "
+                ": (!transform.any_op) -> !transform.any_op\n"
+                "    transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op"))
+        Vectorize._untag(module)
+
+    @staticmethod
+    def _untag(module: ir.Operation) -> None:
+        def visit(op):
+            if TARGET in op.attributes:
+                del op.attributes[TARGET]
+            return ir.WalkResult.ADVANCE
+
+        module.walk(visit, ir.WalkOrder.PRE_ORDER)
