@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from . import pipeline as pl
+from . import blas, pipeline as pl
 from ._mlir import ExecutionEngine, ir, new_context
 from .checks import Check
 from .errors import CompilerError, format_diagnostics, format_location
@@ -111,7 +111,7 @@ def _jit(module: ir.Module, opt_level: int, context: ir.Context, filename: str) 
 
     handler = context.attach_diagnostic_handler(collect)
     try:
-        return ExecutionEngine(module, opt_level=opt_level)
+        return ExecutionEngine(module, opt_level=opt_level, shared_libs=blas.shared_libs_for(module))
     except Exception as err:
         detail = "; ".join(messages) or str(err)
         raise CompilerError(f"{err}: {detail}", stage="jit") from None

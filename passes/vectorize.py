@@ -148,6 +148,23 @@ def _dim_position(expr) -> int | None:
     return ir.AffineDimExpr(expr).position if isinstance(expr, ir.AffineDimExpr) else None
 
 
+def _monotone(expr) -> bool:
+    """Dims, non-negative constants and their non-negative combinations: tiling slices
+    such accesses correctly (``-d0 + 3``, a reverse, it does not)."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return True
+    if isinstance(expr, ir.AffineConstantExpr):
+        return ir.AffineConstantExpr(expr).value >= 0
+    if isinstance(expr, ir.AffineAddExpr):
+        add = ir.AffineAddExpr(expr)
+        return _monotone(add.lhs) and _monotone(add.rhs)
+    if isinstance(expr, ir.AffineMulExpr):
+        mul = ir.AffineMulExpr(expr)
+        return any(isinstance(side, ir.AffineConstantExpr) and ir.AffineConstantExpr(side).value >= 0
+                   for side in (mul.lhs, mul.rhs)) and _monotone(mul.lhs) and _monotone(mul.rhs)
+    return False
+
+
 def _loop_ranges(maps: list[ir.AffineMap], shapes: list[tuple[int, ...]], n_loops: int) -> list[int] | None:
     ranges: list[int | None] = [None] * n_loops
     for amap, shape in zip(maps, shapes):
@@ -230,6 +247,8 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
     if any(b is None for b in bits) or any(_is_bool(t) for t in elements):
         return None  # LLVM packs vectors of i1 into bits; i1 tensors hold one byte per element
     maps = _maps(op)
+    if not all(_monotone(e) for m in maps for e in m.results):
+        return None
     parallel = ["parallel" in str(it) for it in op.attributes["iterator_types"]]
     n_loops = len(parallel)
     ranges = _loop_ranges(maps, shapes, n_loops)

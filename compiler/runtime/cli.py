@@ -87,7 +87,7 @@ def main_mpi(
     files: list[str], entry: str | None, inputs: str | None, outputs: str | None, timeout: float
 ) -> int:
     """Run each file as this rank's device; rank 0 prints PASS/FAIL lines and writes outputs."""
-    from .mpi import load_mpi, run_on_rank
+    from .mpi import abort_job, load_mpi, run_on_rank
 
     comm = load_mpi().COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
@@ -105,10 +105,7 @@ def main_mpi(
             try:
                 args = device_inputs(inputs, rank)
             except Exception as err:  # noqa: BLE001 - the peers would wait for this rank: end the job
-                print(
-                    f"xhlo: device {rank}: {type(err).__name__}: {err}", file=sys.stderr, flush=True
-                )
-                comm.Abort(1)
+                abort_job(comm, f"device {rank}: {type(err).__name__}: {err}")
             try:
                 outcome = (True, "", run_on_rank(exe, args, timeout=timeout))
             except CheckFailure as err:

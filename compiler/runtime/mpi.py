@@ -46,6 +46,15 @@ _GROUP_PRIMITIVES = (
 _TAG_SPACE = 16384
 
 
+def abort_job(comm, message: str) -> None:
+    """Print ``message`` and end every rank of the job (MPI cannot resume blocked peers)."""
+    sys.stdout.flush()
+    sys.stderr.write(f"xhlo: {message}\n")
+    sys.stderr.flush()
+    time.sleep(0.5)  # let mpiexec forward the message before the job is torn down
+    comm.Abort(1)
+
+
 def load_mpi():
     """mpi4py's MPI module, or a CollectiveError saying how to get it."""
     try:
@@ -95,10 +104,7 @@ class MpiTransport:
 
     def device_failed(self, device: int, error: BaseException) -> None:
         """Report and end the whole job: peers blocked on this rank cannot be resumed."""
-        sys.stdout.flush()
-        sys.stderr.write(f"xhlo: device {device} (MPI rank {self.rank}) failed: {error}\n")
-        sys.stderr.flush()
-        self.world.Abort(1)
+        abort_job(self.world, f"device {device} (MPI rank {self.rank}) failed: {error}")
 
     def finish(self) -> None:
         """Complete outstanding sends (their payload copies stay alive until then)."""
@@ -303,11 +309,7 @@ def run_on_rank(
             comm=world,
         )
     except BaseException as err:
-        sys.stderr.write(
-            f"xhlo: device {world.Get_rank()} (MPI rank {world.Get_rank()}) failed: {err}\n"
-        )
-        sys.stderr.flush()
-        world.Abort(1)
+        abort_job(world, f"device {world.Get_rank()} (MPI rank {world.Get_rank()}) failed: {err}")
         raise
     num_devices = exe.num_replicas * exe.num_partitions
     device = Device(transport.rank, exe.num_replicas, exe.num_partitions, transport)

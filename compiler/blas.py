@@ -1,0 +1,43 @@
+"""The BLAS xhlo calls for large float matmuls: OpenBLAS from the ``scipy-openblas32`` wheel.
+
+Its CBLAS entry points carry a ``scipy_`` prefix (``scipy_cblas_sgemm``) and
+take 32-bit integers. The ExecutionEngine resolves them when the library is
+handed to it as a shared library (``shared_libs_for``). Without the wheel
+xhlo compiles matmuls to vectorized loops instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+
+GEMM_SYMBOLS = {"f32": "scipy_cblas_sgemm", "f64": "scipy_cblas_dgemm"}
+ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enum values
+
+
+@functools.lru_cache(maxsize=None)
+def library_path() -> str | None:
+    """Path of libscipy_openblas, or None when the wheel is not installed."""
+    try:
+        import scipy_openblas32
+    except ImportError:
+        return None
+    names = glob.glob(os.path.join(scipy_openblas32.get_lib_dir(), "libscipy_openblas*.so*"))
+    return sorted(names)[0] if names else None
+
+
+def available() -> bool:
+    return library_path() is not None
+
+
+def shared_libs_for(module) -> list[str]:
+    """The shared libraries a module (``ir.Module``, after any stage) needs: the BLAS if it calls one."""
+    path = library_path()
+    if path is None:
+        return []
+    for op in module.body.operations:
+        attrs = op.operation.attributes
+        if "sym_name" in attrs and str(attrs["sym_name"]).strip('"') in GEMM_SYMBOLS.values():
+            return [path]
+    return []
