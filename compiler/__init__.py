@@ -4,6 +4,7 @@ from .api import CompileOptions, compile, pipeline_text
 from .checks import CheckFailure
 from .errors import CompilerError, UnsupportedOpError
 from .executable import Executable
+from .runtime.errors import CollectiveError
 
 __version__ = "0.1.0"
 
@@ -27,4 +28,5 @@ __all__ = [
     "CompilerError",
     "UnsupportedOpError",
     "CheckFailure",
+    "CollectiveError",
 ]

@@ -91,7 +91,68 @@ def artifact_text_via_jax(data: bytes) -> str | None:
             return None
         finally:
             quiet.detach()
+        # Calls inside sdy regions do not resolve once sdy is unregistered (and the
+        # inliner does not enter sdy regions): inline them by hand, here.
+        _inline_calls_in_sdy_regions(module, jax_ir)
         return module.operation.get_asm(print_generic_op_form=True, enable_debug_info=True)
+
+
+def _inline_calls_in_sdy_regions(module, jax_ir, max_rounds: int = 64) -> None:
+    """Replace each ``func.call`` nested in an ``sdy.*`` op by a copy of the callee's body."""
+    functions = {
+        jax_ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+        for op in module.body.operations
+        if op.operation.name == "func.func"
+    }
+    for _ in range(max_rounds):
+        calls = []
+
+        def visit(op):
+            if op.name == "func.call" and _inside_sdy(op):
+                calls.append(op)
+            return jax_ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+        if not calls:
+            return
+        for call in calls:
+            callee = functions[jax_ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+            _inline_call(call, callee, jax_ir)
+
+
+def _inside_sdy(op) -> bool:
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name.startswith("sdy."):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _inline_call(call, callee, jax_ir) -> None:
+    block = callee.regions[0].blocks[0]
+    mapping = {arg: value for arg, value in zip(block.arguments, call.operands)}
+    with jax_ir.InsertionPoint(call):
+        for op in block.operations:
+            if op.operation.name == "func.return":
+                for result, value in zip(call.results, op.operands):
+                    result.replace_all_uses_with(mapping.get(value, value))
+                break
+            clone = op.operation.clone()
+            _remap_operands(clone, mapping)
+            for old, new in zip(op.results, clone.results):
+                mapping[old] = new
+    call.erase()
+
+
+def _remap_operands(op, mapping) -> None:
+    for i, operand in enumerate(op.operands):
+        if operand in mapping:
+            op.operands[i] = mapping[operand]
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                _remap_operands(inner.operation, mapping)
 
 
 # -- the calling convention of Exported modules ---------------------------------------------

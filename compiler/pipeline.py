@@ -76,6 +76,20 @@ STAGES: tuple[Stage, ...] = (
         ),
     ),
     Stage(
+        "xhlo-fuse-and-vectorize",
+        "Large float matmuls -> tagged BLAS-bound matmuls; fuse elementwise ops; SIMD tiles",
+        (
+            "xhlo-prepare-gemms{im2col=false}",
+            "func.func(linalg-fuse-elementwise-ops)",
+            # again: fusion folds reshapes next to a contraction back into a generic
+            "xhlo-prepare-gemms",
+            "canonicalize",
+            # no cse before bufferization: merged tensor.empty ops share one buffer
+            "xhlo-vectorize",
+            "canonicalize",
+        ),
+    ),
+    Stage(
         "xhlo-bufferize",
         "Tensors -> memrefs; results become caller-owned out-parameters",
         (
@@ -86,6 +100,7 @@ STAGES: tuple[Stage, ...] = (
             "one-shot-bufferize{bufferize-function-boundaries "
             "function-boundary-type-conversion=identity-layout-map "
             "allow-return-allocs-from-loops}",
+            "canonicalize",  # a tiled loop's result is its init buffer: out-params can hoist it
             "xhlo-distinct-results",
             "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}",
             "canonicalize",
@@ -100,14 +115,21 @@ STAGES: tuple[Stage, ...] = (
     ),
     Stage(
         "xhlo-lower-to-loops",
-        "linalg -> scf loops",
-        ("func.func(convert-linalg-to-loops)", "convert-vector-to-scf"),
+        "BLAS calls for tagged matmuls; linalg -> scf loops; vector reductions and masks lowered",
+        (
+            "xhlo-gemm-to-blas",
+            "func.func(lower-vector-multi-reduction)",
+            "func.func(lower-vector-mask)",
+            "func.func(convert-linalg-to-loops)",
+            "convert-vector-to-scf",
+        ),
     ),
     Stage(
         "xhlo-lower-to-llvm",
         "scf/arith/math/memref -> LLVM dialect, C interface on public functions",
         (
             "xhlo-emit-c-interface",
+            "xhlo-saturate-float-to-int",
             "expand-strided-metadata",
             "lower-affine",
             "convert-scf-to-cf",
@@ -117,7 +139,8 @@ STAGES: tuple[Stage, ...] = (
             "convert-math-to-llvm{approximate-log1p=false}",
             "convert-math-to-libm",
             "convert-complex-to-llvm",
-            "convert-vector-to-llvm",
+            # reductions may be reassociated: StableHLO leaves their order unspecified
+            "convert-vector-to-llvm{reassociate-fp-reductions}",
             "convert-index-to-llvm",
             "arith-expand",
             "convert-arith-to-llvm",

@@ -69,7 +69,7 @@ def _parse(data: str | bytes, context: ir.Context, name: str) -> ir.Module:
 
                 text = artifact_text_via_jax(data)  # Shardy attributes need JAX's dialects
                 if text is not None:
-                    return ir.Module.parse(text)
+                    return _parse(text, context, name)
                 raise CompilerError(
                     f"{name}: not valid MLIR bytecode or a StableHLO portable artifact: "
                     + format_diagnostics(err, name)

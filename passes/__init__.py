@@ -36,6 +36,10 @@ REGISTRY: dict[str, str] = {
     "xhlo-lower-collectives": "lower_collectives:LowerCollectives",
     "xhlo-localize-shard-map": "localize_shard_map:LocalizeShardMap",
     "xhlo-lower-runtime-calls": "lower_runtime_calls:LowerRuntimeCalls",
+    "xhlo-prepare-gemms": "prepare_gemms:PrepareGemms",
+    "xhlo-vectorize": "vectorize:Vectorize",
+    "xhlo-gemm-to-blas": "gemm_to_blas:GemmToBlas",
+    "xhlo-saturate-float-to-int": "saturate_float_to_int:SaturateFloatToInt",
 }
 
 

@@ -1,29 +1,35 @@
-"""xhlo-gemm-to-blas: matmuls tagged ``xhlo.blas`` on buffers become sgemm/dgemm calls.
+"""xhlo-gemm-to-blas: contractions tagged ``xhlo.blas`` on buffers become sgemm/dgemm calls.
 
-``xhlo-prepare-gemms`` leaves every contraction worth a BLAS call as a tagged
-``linalg.matmul``/``linalg.batch_matmul`` whose operands are row-major
-matrices, the inputs possibly transposed. After bufferization each becomes a
-``cblas_?gemm`` call (one per batch element, in an ``scf.for``) on the
-buffers' addresses and row strides, with ``beta = 1`` so the call accumulates
-into the output exactly as the linalg op does. The library is OpenBLAS from
-the ``scipy-openblas32`` wheel (``xhlo.blas``), multithreaded on its own; the
-ExecutionEngine loads it (``xhlo.blas.shared_libs_for``).
+``xhlo-prepare-gemms`` leaves every contraction worth a BLAS call as a
+``linalg.contract`` tagged ``xhlo.blas``, the operand holding the result's rows
+first. After bufferization this pass views each operand as a (batch of)
+row-major matrices: a run of loop dimensions (rows, columns, reduction) is one
+matrix dimension when the buffer's strides let it collapse, and the matrix is
+transposed for BLAS when its reduction run is not the contiguous one. The op
+becomes ``cblas_?gemm`` calls, one per batch element in nested ``scf.for``
+loops, on the buffers' addresses and row strides, with ``beta = 1`` so the
+call accumulates into the output exactly as the linalg op does. The library
+is OpenBLAS from the ``scipy-openblas32`` wheel (``xhlo.blas``), which runs
+its own threads; the ExecutionEngine loads it (``xhlo.blas.shared_libs_for``).
 
-A matmul whose buffers are not unit-stride along a row (a strided view), or a
-program compiled without the BLAS wheel, keeps its loop lowering.
+A contraction whose buffers have dynamic strides or do not collapse into
+matrices (a strided view), or a program compiled without the BLAS wheel, keeps
+its loop lowering.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from xhlo import blas
 from xhlo._mlir import arith, ir, memref, scf
 
 from .base import ModulePass, walk_ops
+from .prepare_gemms import BLAS_TAG, GemmShape, classify
 
-BLAS_TAG = "xhlo.blas"
 _ELEMENT_BYTES = {"f32": 4, "f64": 8}
+_DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 
 
 def _ptr_type() -> ir.Type:
@@ -33,7 +39,8 @@ def _ptr_type() -> ir.Type:
 def _declare(module: ir.Operation, symbol: str, float_type: ir.Type) -> None:
     body = module.regions[0].blocks[0]
     for op in body.operations:
-        if "sym_name" in op.operation.attributes and ir.StringAttr(op.operation.attributes["sym_name"]).value == symbol:
+        attrs = op.operation.attributes
+        if "sym_name" in attrs and ir.StringAttr(attrs["sym_name"]).value == symbol:
             return
     i32, ptr = ir.IntegerType.get_signless(32), _ptr_type()
     inputs = [i32] * 6 + [float_type, ptr, i32, ptr, i32, float_type, ptr, i32]
@@ -50,130 +57,163 @@ def _declare(module: ir.Operation, symbol: str, float_type: ir.Type) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
+class _Run:
+    """A run of loop dimensions of one operand as one matrix dimension."""
+
+    size: int
+    stride: int  # elements between consecutive indices (1 for size 1)
+
+
+def _run(dims: list[int], run: tuple[int, ...], shape: list[int], strides: list[int]) -> _Run | None:
+    """The run's dimensions of the buffer as one dimension, None if they do not collapse."""
+    positions = [dims.index(d) for d in run if shape[dims.index(d)] != 1]
+    if not positions:
+        return _Run(1, 1)
+    for outer, inner in zip(positions, positions[1:]):
+        if strides[outer] != strides[inner] * shape[inner]:
+            return None
+    return _Run(math.prod(shape[p] for p in positions), strides[positions[-1]])
+
+
+@dataclasses.dataclass(frozen=True)
 class _Matrix:
-    """A buffer seen as (batch of) row-major matrices."""
+    """One operand as BLAS sees it: ``major`` x ``minor`` with unit minor stride."""
 
     value: ir.Value
-    rows: int
-    cols: int
-    row_stride: int  # static stride of the row dimension, or the dynamic marker
-    batch_stride: int | None
+    major: _Run
+    minor: _Run
+    transposed: bool
+    batch_strides: tuple[int, ...]
 
-    @staticmethod
-    def of(value: ir.Value, batched: bool) -> "_Matrix | None":
-        t = ir.MemRefType(value.type)
-        strides, _ = t.get_strides_and_offset()
-        shape = t.shape
-        rows, cols = shape[-2], shape[-1]
-        if cols > 1 and strides[-1] != 1:
-            return None  # not unit-stride along a row
-        dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
-        if rows > 1 and strides[-2] != dynamic and strides[-2] < cols:
-            return None  # overlapping rows (a broadcast view)
-        return _Matrix(value, rows, cols, strides[-2], strides[0] if batched else None)
+    @property
+    def leading_dimension(self) -> int:
+        return self.major.stride if self.major.size > 1 else max(1, self.minor.size)
 
 
-def _i32(value: int | ir.Value) -> ir.Value:
-    i32 = ir.IntegerType.get_signless(32)
-    if isinstance(value, int):
-        return arith.constant(i32, value)
-    return arith.index_cast(i32, value)
+def _matrix(value: ir.Value, dims: list[int], first: tuple[int, ...], second: tuple[int, ...],
+            batch: tuple[int, ...]) -> _Matrix | None:
+    """View ``value`` as rows ``first`` x columns ``second`` (or transposed), unit stride inside a row."""
+    t = ir.MemRefType(value.type)
+    strides, _ = t.get_strides_and_offset()
+    shape = list(t.shape)
+    if _DYNAMIC in strides:
+        return None
+    a, b = _run(dims, first, shape, strides), _run(dims, second, shape, strides)
+    if a is None or b is None:
+        return None
+    batch_strides = tuple(strides[dims.index(d)] for d in batch)
+    for major, minor, transposed in ((a, b, False), (b, a, True)):
+        if minor.size == 1 or minor.stride == 1:
+            matrix = _Matrix(value, major, minor, transposed, batch_strides)
+            if matrix.leading_dimension >= max(1, minor.size):
+                return matrix
+    return None
+
+
+def _i32(value: int) -> ir.Value:
+    return arith.constant(ir.IntegerType.get_signless(32), value)
 
 
 def _index(value: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), value)
 
 
-def _leading_dimension(matrix: _Matrix, metadata: "_Metadata") -> ir.Value:
-    """The BLAS ``ld`` argument: the row stride (any value >= the row length for one row)."""
-    if matrix.rows == 1:
-        return _i32(max(1, matrix.cols))
-    if matrix.row_stride == ir.ShapedType.get_dynamic_stride_or_offset():
-        return _i32(metadata.strides[-2])
-    return _i32(matrix.row_stride)
-
-
-class _Metadata:
-    def __init__(self, value: ir.Value):
-        rank = ir.MemRefType(value.type).rank
-        op = memref.ExtractStridedMetadataOp(value)
-        self.offset = op.results[1]
-        self.strides = list(op.results[2 + rank: 2 + 2 * rank])
-        self.address = memref.extract_aligned_pointer_as_index(value)
-
-
-def _pointer(metadata: _Metadata, element_bytes: int, batch: ir.Value | None, batch_stride: ir.Value | None) -> ir.Value:
-    elements = metadata.offset
-    if batch is not None:
-        elements = arith.addi(elements, arith.muli(batch, batch_stride))
-    address = arith.addi(metadata.address, arith.muli(elements, _index(element_bytes)))
+def _pointer(value: ir.Value, element_bytes: int, batch_offset: ir.Value) -> ir.Value:
+    """Address of the buffer's element at (its offset + ``batch_offset``) as an !llvm.ptr."""
+    rank = ir.MemRefType(value.type).rank
+    metadata = memref.ExtractStridedMetadataOp(value) if rank else None
+    offset = metadata.results[1] if metadata is not None else _index(0)
+    address = memref.extract_aligned_pointer_as_index(value)
+    elements = arith.addi(offset, batch_offset)
+    address = arith.addi(address, arith.muli(elements, _index(element_bytes)))
     as_i64 = arith.index_cast(ir.IntegerType.get_signless(64), address)
     return ir.Operation.create("llvm.inttoptr", results=[_ptr_type()], operands=[as_i64]).result
 
 
-def _transposed(op: ir.Operation, operand: int) -> bool:
-    """Is the lhs stored inner x rows, or the rhs cols x inner? Loops are (batch?, rows, cols, inner)."""
-    amap = ir.AffineMapAttr(op.attributes["indexing_maps"][operand]).value
-    last = ir.AffineDimExpr(amap.results[len(amap.results) - 1]).position
-    rows, inner = amap.n_dims - 3, amap.n_dims - 1
-    return last == rows if operand == 0 else last == inner
+def _operand_dims(op: ir.Operation) -> list[list[int]]:
+    return [[ir.AffineDimExpr(e).position for e in ir.AffineMapAttr(a).value.results]
+            for a in op.attributes["indexing_maps"]]
+
+
+def _plan(op: ir.Operation) -> tuple[GemmShape, list[_Matrix], list[int]] | None:
+    dims = _operand_dims(op)
+    n_loops = ir.AffineMapAttr(op.attributes["indexing_maps"][0]).value.n_dims
+    shape = classify(*dims, n_loops=n_loops)
+    if shape is None:
+        return None
+    lhs, rhs = (0, 1) if shape.lhs == 0 else (1, 0)
+    matrices = [
+        _matrix(op.operands[lhs], dims[lhs], shape.rows, shape.inner, shape.batch),
+        _matrix(op.operands[rhs], dims[rhs], shape.inner, shape.cols, shape.batch),
+        _matrix(op.operands[2], dims[2], shape.rows, shape.cols, shape.batch),
+    ]
+    if any(m is None for m in matrices) or matrices[2].transposed:
+        return None
+    out_shape = ir.MemRefType(op.operands[2].type).shape
+    batch_sizes = [out_shape[dims[2].index(d)] for d in shape.batch]
+    return shape, matrices, batch_sizes
 
 
 def _rewrite(module: ir.Operation, op: ir.Operation) -> bool:
-    batched = op.name == "linalg.batch_matmul"
-    lhs_value, rhs_value, out_value = op.operands
-    float_type = ir.MemRefType(out_value.type).element_type
+    float_type = ir.MemRefType(op.operands[2].type).element_type
     symbol = blas.GEMM_SYMBOLS.get(str(float_type))
-    if symbol is None:
+    if symbol is None or any(ir.MemRefType(v.type).element_type != float_type for v in op.operands):
         return False
-    matrices = [_Matrix.of(v, batched) for v in (lhs_value, rhs_value, out_value)]
-    if any(m is None for m in matrices):
+    planned = _plan(op)
+    if planned is None:
         return False
-    lhs, rhs, out = matrices
-    lhs_t, rhs_t = _transposed(op, 0), _transposed(op, 1)
-    m, n = out.rows, out.cols
-    k = lhs.rows if lhs_t else lhs.cols
+    _, (lhs, rhs, out), batch_sizes = planned
+    m, n = out.major.size, out.minor.size
+    k = lhs.minor.size if not lhs.transposed else lhs.major.size
     element_bytes = _ELEMENT_BYTES[str(float_type)]
     _declare(module, symbol, float_type)
     with ir.InsertionPoint(op), op.location:
-        metadata = [_Metadata(v) for v in (lhs_value, rhs_value, out_value)]
-        ld = [_leading_dimension(mat, meta) for mat, meta in zip(matrices, metadata)]
-        fixed = [_i32(blas.ROW_MAJOR), _i32(blas.TRANS if lhs_t else blas.NO_TRANS),
-                 _i32(blas.TRANS if rhs_t else blas.NO_TRANS), _i32(m), _i32(n), _i32(k)]
+        fixed = [
+            _i32(blas.ROW_MAJOR), _i32(blas.TRANS if lhs.transposed else blas.NO_TRANS),
+            _i32(blas.TRANS if rhs.transposed else blas.NO_TRANS), _i32(m), _i32(n), _i32(k),
+        ]
         one = arith.constant(float_type, 1.0)
+        leading = [_i32(mat.leading_dimension) for mat in (lhs, rhs, out)]
 
-        def call(batch: ir.Value | None) -> None:
-            pointers = [
-                _pointer(meta, element_bytes, batch, meta.strides[0] if batch is not None else None)
-                for meta in metadata
-            ]
+        def emit(batch_index: list[ir.Value]) -> None:
+            pointers = []
+            for mat in (lhs, rhs, out):
+                offset = _index(0)
+                for iv, stride in zip(batch_index, mat.batch_strides):
+                    offset = arith.addi(offset, arith.muli(iv, _index(stride)))
+                pointers.append(_pointer(mat.value, element_bytes, offset))
             ir.Operation.create(
                 "func.call",
-                operands=[*fixed, one, pointers[0], ld[0], pointers[1], ld[1], one, pointers[2], ld[2]],
+                operands=[*fixed, one, pointers[0], leading[0], pointers[1], leading[1], one,
+                          pointers[2], leading[2]],
                 attributes={"callee": ir.FlatSymbolRefAttr.get(symbol)},
             )
 
-        if batched:
-            count = ir.MemRefType(out_value.type).shape[0]
-            loop = scf.ForOp(_index(0), _index(count), _index(1))
-            with ir.InsertionPoint(loop.body):
-                call(loop.induction_variable)
-                scf.yield_([])
-        else:
-            call(None)
+        _nest(batch_sizes, [], emit)
     op.erase()
     return True
 
 
+def _nest(sizes: list[int], ivs: list[ir.Value], body) -> None:
+    """``body(ivs)`` inside one scf.for per batch dimension."""
+    if not sizes:
+        body(ivs)
+        return
+    loop = scf.ForOp(_index(0), _index(sizes[0]), _index(1))
+    with ir.InsertionPoint(loop.body):
+        _nest(sizes[1:], ivs + [loop.induction_variable], body)
+        scf.yield_([])
+
+
 @dataclasses.dataclass(frozen=True)
 class GemmToBlas(ModulePass):
-    """Replace linalg matmuls tagged xhlo.blas (on buffers) by cblas sgemm/dgemm calls."""
+    """Replace contractions tagged xhlo.blas (on buffers) by cblas sgemm/dgemm calls."""
 
     NAME = "xhlo-gemm-to-blas"
 
     def run(self, module: ir.Operation) -> None:
         if not blas.available():
             return
-        for op in walk_ops(module, ("linalg.matmul", "linalg.batch_matmul")):
+        for op in walk_ops(module, "linalg.contract"):
             if BLAS_TAG in op.attributes and all(isinstance(v.type, ir.MemRefType) for v in op.operands):
                 _rewrite(module, op)

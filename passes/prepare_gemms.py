@@ -1,26 +1,28 @@
-"""xhlo-prepare-gemms: large float contractions become tagged named matmuls, bound for BLAS.
+"""xhlo-prepare-gemms: large float contractions become tagged ``linalg.contract`` ops, bound for BLAS.
 
 A well-tuned BLAS runs a large matmul at most of the machine's peak; compiled
 loops, even vectorized, reach a few percent of it. This pass finds the
 contractions worth a BLAS call (float32/float64, static shapes, at least
-``min-volume`` multiply-adds per matrix product) and rewrites each into the
-one form ``xhlo-gemm-to-blas`` turns into ``sgemm``/``dgemm`` calls after
-bufferization: a ``linalg.matmul`` (or ``linalg.batch_matmul``) tagged
-``xhlo.blas``, whose operands are row-major matrices, possibly transposed.
+``min-volume`` multiply-adds per matrix product) and rewrites each into a
+``linalg.contract`` tagged ``xhlo.blas``, operand holding the result's rows
+first, which ``xhlo-gemm-to-blas`` turns into ``sgemm``/``dgemm`` calls after
+bufferization.
 
 * Contractions come as ``linalg.matmul``/``batch_matmul`` or as a
   ``linalg.generic`` multiply-accumulate (``dot_general`` with batch or
   transposed dimensions). Their loops are classified as batch (in all three
-  operands), rows (left operand and result), columns (right operand and
-  result) and reduction; each class must be a contiguous, equally ordered run
-  of dimensions in the operands it appears in, so ``tensor.collapse_shape``
-  makes it one dimension for free.
-* 2-D convolutions (NHWC/HWCF and NCHW/FCHW) are first rewritten into an
-  im2col matrix times the filter by the upstream transform.
+  operands, leading), rows (lhs and result), columns (rhs and result) and
+  reduction; rows, columns and reduction must each be a contiguous, equally
+  ordered run of dimensions in the operands they appear in, so that a row-major
+  matrix (possibly transposed) can describe each operand.
+* 2-D convolutions (NHWC/HWCF, NHWC/FHWC and NCHW/FCHW) first become an im2col
+  matrix times the filter through the upstream transform (``im2col`` option).
 
-The named op protects the matmul from ``linalg-fuse-elementwise-ops``, which
-would otherwise pull an elementwise producer (a bias add and relu) into the
-multiply-accumulate loop and recompute it for every output column.
+The named op keeps ``linalg-fuse-elementwise-ops`` from pulling an elementwise
+producer (a bias add and relu) into the multiply-accumulate loop, where it
+would be recomputed for every output column. The fusion pass still folds
+reshapes next to a contraction into it, turning it back into a generic, so the
+pipeline runs this pass again after fusion (with im2col then).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from xhlo._mlir import ir, linalg, tensor
+from xhlo._mlir import ir, linalg
 
 from .base import ModulePass, walk_ops
 
@@ -114,30 +116,34 @@ def _split(dims: list[int], batch: list[int], first: set[int], second: set[int])
 
 
 def gemm_shape(op: ir.Operation) -> GemmShape | None:
-    """The matrix view of a linalg.generic contraction, None if it has none."""
+    """The matrix view of a linalg.generic multiply-accumulate, None if it has none."""
     if op.name != "linalg.generic" or len(op.operands) != 3 or not _is_multiply_accumulate(op):
         return None
-    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-    operand_dims = [_dims(m) for m in maps]
+    operand_dims = [_dims(ir.AffineMapAttr(a).value) for a in op.attributes["indexing_maps"]]
     if any(d is None for d in operand_dims):
         return None
-    a_dims, b_dims, c_dims = operand_dims
     parallel = ["parallel" in str(it) for it in op.attributes["iterator_types"]]
+    if any(parallel[d] != (d in operand_dims[2]) for d in range(len(parallel))):
+        return None
+    return classify(*operand_dims, n_loops=len(parallel))
+
+
+def classify(a_dims: list[int], b_dims: list[int], c_dims: list[int], n_loops: int) -> GemmShape | None:
+    """Batch/rows/cols/inner runs of a contraction C[c_dims] += A[a_dims] * B[b_dims]."""
+    operand_dims = (a_dims, b_dims, c_dims)
     in_a, in_b, in_c = set(a_dims), set(b_dims), set(c_dims)
     if any(len(set(d)) != len(d) for d in operand_dims):
         return None
     batch = [d for d in c_dims if d in in_a and d in in_b]
-    if any(not parallel[d] for d in batch) or c_dims[: len(batch)] != batch:
+    if c_dims[: len(batch)] != batch:
         return None
     inner = {d for d in in_a & in_b if d not in in_c}
-    if any(parallel[d] for d in inner) or len(parallel) != len(in_a | in_b | in_c):
-        return None
     rows_and_cols = c_dims[len(batch):]
     a_only = {d for d in rows_and_cols if d in in_a and d not in in_b}
     b_only = {d for d in rows_and_cols if d in in_b and d not in in_a}
     if not inner or not a_only or not b_only or a_only | b_only != set(rows_and_cols):
         return None
-    if set(batch) | inner | a_only | b_only != set(range(len(parallel))):
+    if set(batch) | inner | a_only | b_only != set(range(n_loops)) or len(in_a | in_b | in_c) != n_loops:
         return None  # a loop reduced over one operand only
     # The result's leading run is the rows; the input holding it is the BLAS lhs.
     lhs = 0 if rows_and_cols[0] in a_only else 1
@@ -169,60 +175,17 @@ def _ranges(op: ir.Operation) -> dict[int, int]:
     return ranges
 
 
-def _collapse(value: ir.Value, groups: list[list[int]]) -> ir.Value:
-    """Collapse consecutive dimension groups (lists of positions) of ``value``."""
-    t = ir.RankedTensorType(value.type)
-    if all(len(g) == 1 for g in groups):
-        return value
-    shape = [math.prod(t.shape[i] for i in g) for g in groups]
-    reassociation = ir.ArrayAttr.get(
-        [ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in g]) for g in groups])
-    return tensor.collapse_shape(ir.RankedTensorType.get(shape, t.element_type), value, reassociation)
-
-
-def _expand(value: ir.Value, like: ir.RankedTensorType, groups: list[list[int]]) -> ir.Value:
-    if all(len(g) == 1 for g in groups):
-        return value
-    reassociation = ir.ArrayAttr.get(
-        [ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), i) for i in g]) for g in groups])
-    return tensor.expand_shape(like, value, reassociation, [], list(like.shape))
-
-
-def _position_groups(dims: list[int], runs: list[tuple[int, ...]]) -> list[list[int]]:
-    groups = []
-    for run in runs:
-        if run:
-            groups.append([dims.index(d) for d in run])
-    return groups
-
-
 def _rewrite(op: ir.Operation, shape: GemmShape) -> None:
+    """Replace the generic by a tagged linalg.contract (lhs operand first) with the same maps."""
     maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-    a_dims, b_dims, c_dims = (_dims(m) for m in maps)
-    lhs, rhs = (op.operands[0], op.operands[1]) if shape.lhs == 0 else (op.operands[1], op.operands[0])
-    lhs_dims, rhs_dims = (a_dims, b_dims) if shape.lhs == 0 else (b_dims, a_dims)
-    batch = (shape.batch,) if shape.batch else ()
-    lhs_runs = [*batch, *((shape.inner, shape.rows) if shape.lhs_transposed else (shape.rows, shape.inner))]
-    rhs_runs = [*batch, *((shape.cols, shape.inner) if shape.rhs_transposed else (shape.inner, shape.cols))]
-    out_runs = [*batch, shape.rows, shape.cols]
-    out_groups = _position_groups(c_dims, out_runs)
+    order = (0, 1) if shape.lhs == 0 else (1, 0)
     with ir.InsertionPoint(op), op.location:
-        lhs2 = _collapse(lhs, _position_groups(lhs_dims, lhs_runs))
-        rhs2 = _collapse(rhs, _position_groups(rhs_dims, rhs_runs))
-        out2 = _collapse(op.operands[2], out_groups)
-        nb = 1 if shape.batch else 0
-        d = [ir.AffineDimExpr.get(i) for i in range(nb + 3)]
-        b, m, n, k = ([d[0]] if nb else []), d[nb], d[nb + 1], d[nb + 2]
-        new_maps = [
-            ir.AffineMap.get(nb + 3, 0, b + ([k, m] if shape.lhs_transposed else [m, k])),
-            ir.AffineMap.get(nb + 3, 0, b + ([n, k] if shape.rhs_transposed else [k, n])),
-            ir.AffineMap.get(nb + 3, 0, b + [m, n]),
-        ]
-        builder = linalg.batch_matmul if nb else linalg.matmul
-        product = builder(lhs2, rhs2, outs=[out2], indexing_maps=new_maps)
+        product = linalg.contract(
+            op.operands[order[0]], op.operands[order[1]], outs=[op.operands[2]],
+            indexing_maps=[maps[order[0]], maps[order[1]], maps[2]],
+        )
         product.owner.attributes[BLAS_TAG] = ir.UnitAttr.get()
-        result = _expand(product, ir.RankedTensorType(op.results[0].type), out_groups)
-    op.results[0].replace_all_uses_with(result)
+    op.results[0].replace_all_uses_with(product)
     op.erase()
 
 
@@ -268,14 +231,16 @@ class PrepareGemms(ModulePass):
 
     NAME = "xhlo-prepare-gemms"
     min_volume: int = 32768  # multiply-adds of one matrix product (32^3) worth a BLAS call
+    im2col: bool = True  # also rewrite 2-D convolutions into im2col matmuls
 
     def run(self, module: ir.Operation) -> None:
         from xhlo import blas
 
         if not blas.available():
             return
-        convs = [op for op in walk_ops(module, CONVOLUTIONS) if self._conv_worth_it(op)]
-        _tag_and_apply(module, convs, "xhlo.im2col", _IM2COL)
+        if self.im2col:
+            convs = [op for op in walk_ops(module, CONVOLUTIONS) if self._conv_worth_it(op)]
+            _tag_and_apply(module, convs, "xhlo.im2col", _IM2COL)
         named = [op for op in walk_ops(module, ("linalg.matmul", "linalg.batch_matmul"))
                  if BLAS_TAG not in op.attributes and all(_float_element(v.type) for v in op.operands)]
         _tag_and_apply(module, named, "xhlo.generalize", _GENERALIZE)

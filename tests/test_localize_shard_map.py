@@ -38,10 +38,12 @@ def body(x, w):
     swapped = lax.ppermute(x, "x", [(0, 1), (1, 0)])
     exchanged = lax.all_to_all(x, "y", 0, 1, tiled=True)
     biased = w + lax.axis_index("y").astype(jnp.float32)
-    return total * 2 + swapped, gathered, biased, exchanged, lax.pmax(x, ("x", "y"))
+    looped = lax.fori_loop(0, 3, lambda i, v: v * 2.0 + i, x)  # a func.call inside the body
+    return total * 2 + swapped, gathered, biased, exchanged, lax.pmax(x, ("x", "y")), looped
 
 f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P("x", "y"), P()),
-            out_specs=(P("x", "y"), P("x", None), P(), P("x", "y"), P("x", "y")), check_vma=False))
+            out_specs=(P("x", "y"), P("x", None), P(), P("x", "y"), P("x", "y"), P("x", "y")),
+            check_vma=False))
 x = np.arange(32, dtype=np.float32).reshape(4, 8) - 7
 w = np.array([1.0, -2.0, 0.5], np.float32)
 args = (jax.device_put(x, NamedSharding(mesh, P("x", "y"))), jax.device_put(w, NamedSharding(mesh, P())))

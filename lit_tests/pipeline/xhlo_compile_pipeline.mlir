@@ -3,10 +3,10 @@
 // the textual pipeline xhlo.pipeline_text() prints.
 // RUN: xhlo-opt %s --xhlo-compile-pipeline -o %t.whole.mlir
 // RUN: FileCheck %s --input-file %t.whole.mlir
-// RUN: xhlo-opt %s --xhlo-stablehlo-prepare | xhlo-opt --xhlo-stablehlo-to-linalg | xhlo-opt --xhlo-bufferize \
-// RUN:   | xhlo-opt --xhlo-lower-to-loops | xhlo-opt --xhlo-lower-to-llvm -o %t.staged.mlir
+// RUN: xhlo-opt %s --xhlo-stablehlo-prepare | xhlo-opt --xhlo-stablehlo-to-linalg | xhlo-opt --xhlo-fuse-and-vectorize \
+// RUN:   | xhlo-opt --xhlo-bufferize | xhlo-opt --xhlo-lower-to-loops | xhlo-opt --xhlo-lower-to-llvm -o %t.staged.mlir
 // RUN: diff %t.whole.mlir %t.staged.mlir
-// RUN: xhlo-opt %s -p 'builtin.module(xhlo-stablehlo-prepare,xhlo-stablehlo-to-linalg,xhlo-bufferize,xhlo-lower-to-loops,xhlo-lower-to-llvm)' \
+// RUN: xhlo-opt %s -p 'builtin.module(xhlo-stablehlo-prepare,xhlo-stablehlo-to-linalg,xhlo-fuse-and-vectorize,xhlo-bufferize,xhlo-lower-to-loops,xhlo-lower-to-llvm)' \
 // RUN:   -o %t.named.mlir
 // RUN: diff %t.whole.mlir %t.named.mlir
 // RUN: %python -c "import xhlo; print(xhlo.pipeline_text())" > %t.pipeline
