@@ -131,6 +131,13 @@ class Executable:
             raise KeyError(f"no IR kept for stage '{stage}'; stages: {list(self.stage_ir)}") from None
 
     def __call__(self, *args):
+        """Run the entry function. A program localized from a JAX ``shard_map`` over
+        several devices takes and returns global arrays, sharded as its shardings say."""
+        if getattr(self._runtime, "layout", None) is not None:
+            from .runtime.sharding import run_sharded
+
+            results = run_sharded(self, *args)
+            return results[0] if len(results) == 1 else results
         return self.call_function(self.entry, *args)
 
     def call_function(self, name: str, *args):

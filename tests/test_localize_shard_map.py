@@ -95,8 +95,9 @@ def test_shard_map_export_matches_jax(form, tmp_path):
     assert [s.shape for s in exe.signature.inputs] == [(2, 4), (3,)]  # the program of one device
     results = run_sharded(exe, *data["args"])
     assert len(results) == len(data["expected"])
-    for got, want in zip(results, data["expected"]):
+    for got, want, called in zip(results, data["expected"], exe(*data["args"])):
         np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(called, want)  # exe(*global_arrays) shards like JAX
 
 
 def test_ragged_all_to_all_export_runs_the_seed_example(tmp_path):
