@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from . import blas, pipeline as pl
+from . import blas, cache, pipeline as pl
 from ._mlir import ExecutionEngine, ir, new_context
 from .checks import Check
 from .errors import CompilerError, format_diagnostics, format_location
-from .executable import Executable, FunctionSignature, TensorSpec
+from .executable import SCRATCH_ATTR, Executable, FunctionSignature, TensorSpec
 from .jax_interop import PolymorphicExecutable, is_shape_polymorphic
 from .runtime import bind as bind_runtime, record_device_counts
 from .source import load_module
@@ -22,6 +22,8 @@ class CompileOptions:
     keep_ir: bool = True  # keep the IR after every stage (Executable.ir(stage))
     verify_each: bool = True  # run the MLIR verifier after every pass
     collective_timeout: float = 300.0  # seconds a device waits for its peers in a collective
+    cache: bool = True  # reuse an Executable this process compiled from the same program and options
+    cache_dir: str | None = None  # also keep compiled code on disk there (default: $XHLO_CACHE_DIR)
 
 
 def _public_functions(module: ir.Module) -> list[ir.Operation]:
@@ -75,6 +77,15 @@ def _signature(func_op: ir.Operation, filename: str) -> FunctionSignature:
         )
     except TypeError as err:
         raise CompilerError(f"function @{name}: {err}", stage="signature") from None
+
+
+def _with_scratch_sizes(signatures: dict[str, FunctionSignature], module: ir.Module) -> dict[str, FunctionSignature]:
+    """Record the arena each public function takes last (``xhlo-scratch-arena``)."""
+    sizes = {}
+    for func_op in _public_functions(module):
+        if SCRATCH_ATTR in func_op.attributes:
+            sizes[_func_name(func_op)] = ir.IntegerAttr(func_op.attributes[SCRATCH_ATTR]).value
+    return {name: dataclasses.replace(sig, scratch_bytes=sizes.get(name, 0)) for name, sig in signatures.items()}
 
 
 def _module_int_attr(module: ir.Module, name: str, default: int) -> int:
@@ -159,6 +170,13 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
                 num_replicas=num_replicas,
                 num_partitions=num_partitions,
             )
+        key = cache.compilation_key(
+            module, entry=entry, filename=filename, pipeline=pl.pipeline_text(),
+            options={k: v for k, v in dataclasses.asdict(opts).items() if k not in ("cache", "cache_dir")},
+        )
+        cached = _cached_executable(key, opts, context, stage_ir)
+        if cached is not None:
+            return cached
         done: list[str] = []
         for name, func_op in publics.items():
             if _has_checks(func_op):
@@ -168,21 +186,70 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
             _run_stage(module, stage.text, stage.name, filename, opts.verify_each, done)
             if stage.name == "xhlo-stablehlo-prepare":
                 signatures = {_func_name(f): _signature(f, filename) for f in _public_functions(module)}
+            if stage.name == "xhlo-bufferize":
+                signatures = _with_scratch_sizes(signatures, module)
             if opts.keep_ir:
                 stage_ir[stage.name] = str(module)
         engine = _jit(module, opts.opt_level, context, filename)
         runtime = bind_runtime(engine, module, timeout=opts.collective_timeout, filename=filename)
-    return Executable(
-        engine,
-        signatures,
-        entry,
-        stage_ir=stage_ir,
-        pipeline=pl.pipeline_text(),
+        executable = Executable(
+            engine,
+            signatures,
+            entry,
+            stage_ir=stage_ir,
+            pipeline=pl.pipeline_text(),
+            context=context,
+            num_replicas=num_replicas or _module_int_attr(module, "mhlo.num_replicas", 1),
+            num_partitions=num_partitions or _module_int_attr(module, "mhlo.num_partitions", 1),
+            runtime=runtime,
+        )
+        _remember(key, opts, executable, engine, module)
+    return executable
+
+
+def _cached_executable(key: str, opts: CompileOptions, context: ir.Context, stage_ir: dict) -> Executable | None:
+    """The Executable of an earlier compilation with this key: from memory, else from disk."""
+    if opts.cache:
+        executable = cache.recall(key)
+        if executable is not None:
+            return executable
+    directory = cache.cache_dir(opts.cache_dir)
+    loaded = cache.load(directory, key) if directory is not None else None
+    if loaded is None:
+        return None
+    program, meta = loaded
+    executable = Executable(
+        program,
+        {name: cache.signature_from_json(sig) for name, sig in meta["signatures"].items()},
+        meta["entry"],
+        stage_ir={**stage_ir, **meta.get("stage_ir", {})},
+        pipeline=meta["pipeline"],
         context=context,
-        num_replicas=num_replicas or _module_int_attr(module, "mhlo.num_replicas", 1),
-        num_partitions=num_partitions or _module_int_attr(module, "mhlo.num_partitions", 1),
-        runtime=runtime,
+        num_replicas=meta["num_replicas"],
+        num_partitions=meta["num_partitions"],
     )
+    if opts.cache:
+        cache.remember(key, executable)
+    return executable
+
+
+def _remember(key: str, opts: CompileOptions, executable: Executable, engine, module: ir.Module) -> None:
+    """Keep the Executable in memory, and its object code on disk when asked (not with collectives)."""
+    if opts.cache:
+        cache.remember(key, executable)
+    directory = cache.cache_dir(opts.cache_dir)
+    if directory is None or executable._runtime is not None:
+        return
+    metadata = {
+        "signatures": {name: cache.signature_to_json(sig) for name, sig in executable.signatures.items()},
+        "entry": executable.entry,
+        "pipeline": executable.pipeline,
+        "num_replicas": executable.num_replicas,
+        "num_partitions": executable.num_partitions,
+        "shared_libs": blas.shared_libs_for(module),
+        "stage_ir": {k: v for k, v in executable.stage_ir.items() if k != "input"},
+    }
+    cache.store(directory, key, engine, metadata)
 
 
 def pipeline_text() -> str:

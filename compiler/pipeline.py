@@ -53,6 +53,7 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-lower-scatter",
             "xhlo-lower-select-and-scatter",
             "xhlo-lower-fft",
+            "xhlo-reduce-window-to-scan",
             "func.func(stablehlo-canonicalize-dynamism)",
             "xhlo-fold-static-dynamic-ops",
             "xhlo-legalize-bool-add",
@@ -91,7 +92,7 @@ STAGES: tuple[Stage, ...] = (
     ),
     Stage(
         "xhlo-bufferize",
-        "Tensors -> memrefs; results become caller-owned out-parameters",
+        "Tensors -> memrefs; results become caller-owned out-parameters, temporaries an arena",
         (
             "xhlo-readonly-arguments",
             "convert-shape-to-std",
@@ -111,6 +112,7 @@ STAGES: tuple[Stage, ...] = (
             "cse",
             "canonicalize",
             "xhlo-memref-copy-to-linalg",
+            "xhlo-scratch-arena",
         ),
     ),
     Stage(
@@ -118,7 +120,8 @@ STAGES: tuple[Stage, ...] = (
         "BLAS calls for tagged matmuls; linalg -> scf loops; vector reductions and masks lowered",
         (
             "xhlo-gemm-to-blas",
-            "func.func(lower-vector-multi-reduction)",
+            # horizontal reductions (shuffle trees), not one lane after another
+            "func.func(lower-vector-multi-reduction{lowering-strategy=inner-reduction})",
             "func.func(lower-vector-mask)",
             "func.func(convert-linalg-to-loops)",
             "convert-vector-to-scf",
@@ -129,6 +132,7 @@ STAGES: tuple[Stage, ...] = (
         "scf/arith/math/memref -> LLVM dialect, C interface on public functions",
         (
             "xhlo-emit-c-interface",
+            "xhlo-vector-math",
             "xhlo-saturate-float-to-int",
             "expand-strided-metadata",
             "lower-affine",

@@ -118,14 +118,16 @@ def _index(value: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), value)
 
 
-def _pointer(value: ir.Value, element_bytes: int, batch_offset: ir.Value) -> ir.Value:
-    """Address of the buffer's element at (its offset + ``batch_offset``) as an !llvm.ptr."""
-    rank = ir.MemRefType(value.type).rank
-    metadata = memref.ExtractStridedMetadataOp(value) if rank else None
-    offset = metadata.results[1] if metadata is not None else _index(0)
+def _base_address(value: ir.Value, element_bytes: int) -> ir.Value:
+    """Address (index) of the buffer's first element: aligned pointer + offset."""
+    metadata = memref.ExtractStridedMetadataOp(value)
     address = memref.extract_aligned_pointer_as_index(value)
-    elements = arith.addi(offset, batch_offset)
-    address = arith.addi(address, arith.muli(elements, _index(element_bytes)))
+    return arith.addi(address, arith.muli(metadata.results[1], _index(element_bytes)))
+
+
+def _pointer(base: ir.Value, element_bytes: int, batch_offset: ir.Value | None) -> ir.Value:
+    """``base`` + ``batch_offset`` elements, as an !llvm.ptr."""
+    address = base if batch_offset is None else arith.addi(base, arith.muli(batch_offset, _index(element_bytes)))
     as_i64 = arith.index_cast(ir.IntegerType.get_signless(64), address)
     return ir.Operation.create("llvm.inttoptr", results=[_ptr_type()], operands=[as_i64]).result
 
@@ -174,14 +176,16 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> bool:
         ]
         one = arith.constant(float_type, 1.0)
         leading = [_i32(mat.leading_dimension) for mat in (lhs, rhs, out)]
+        bases = [_base_address(mat.value, element_bytes) for mat in (lhs, rhs, out)]
 
         def emit(batch_index: list[ir.Value]) -> None:
             pointers = []
-            for mat in (lhs, rhs, out):
-                offset = _index(0)
+            for mat, base in zip((lhs, rhs, out), bases):
+                offset = None
                 for iv, stride in zip(batch_index, mat.batch_strides):
-                    offset = arith.addi(offset, arith.muli(iv, _index(stride)))
-                pointers.append(_pointer(mat.value, element_bytes, offset))
+                    step = arith.muli(iv, _index(stride))
+                    offset = step if offset is None else arith.addi(offset, step)
+                pointers.append(_pointer(base, element_bytes, offset))
             ir.Operation.create(
                 "func.call",
                 operands=[*fixed, one, pointers[0], leading[0], pointers[1], leading[1], one,

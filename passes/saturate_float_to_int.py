@@ -31,7 +31,12 @@ def _element(t: ir.Type) -> ir.Type:
 def _splat(value: float | int, like: ir.Type) -> ir.Value:
     """A constant of type ``like`` (scalar or vector) holding ``value``."""
     elem = _element(like)
-    scalar = ir.IntegerAttr.get(elem, int(value)) if isinstance(elem, ir.IntegerType) else ir.FloatAttr.get(elem, float(value))
+    if isinstance(elem, ir.IntegerType):
+        width = ir.IntegerType(elem).width
+        bits = int(value) % 2**width  # two's complement: signless attributes take signed values
+        scalar = ir.IntegerAttr.get(elem, bits - 2**width if bits >= 2 ** (width - 1) else bits)
+    else:
+        scalar = ir.FloatAttr.get(elem, float(value))
     attr = ir.DenseElementsAttr.get_splat(like, scalar) if isinstance(like, ir.ShapedType) else scalar
     return arith.constant(like, attr)
 

@@ -52,6 +52,7 @@ _CLEANUP = """
     transform.apply_patterns to %funcs {
       transform.apply_patterns.linalg.tiling_canonicalization
       transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+      transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.lower_masked_transfers
       transform.apply_patterns.canonicalization

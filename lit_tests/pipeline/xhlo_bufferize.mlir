@@ -1,19 +1,21 @@
-// Stage 3 of xhlo.compile: tensors -> memrefs; results become out-parameters.
+// Stage 4 of xhlo.compile: tensors -> memrefs; results become out-parameters.
 // RUN: xhlo-opt %s --xhlo-bufferize --split-input-file | FileCheck %s
 // RUN: xhlo-opt %s -p 'builtin.module(xhlo-bufferize)' --split-input-file | FileCheck %s
 
 // The result is written straight into the caller's out-parameter; the
-// temporary gets an aligned allocation that is freed.
+// temporary is a view of the scratch arena the caller passes last (64 bytes,
+// one aligned slot), so nothing is allocated or freed.
 // CHECK: #[[MAP:.*]] = affine_map<(d0) -> (d0)>
 // CHECK-LABEL: func.func @main
-// CHECK-SAME: (%[[A:.*]]: memref<3xf32>, %[[OUT:.*]]: memref<3xf32>) {
-// CHECK-NEXT: %[[TMP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3xf32>
+// CHECK-SAME: (%[[A:.*]]: memref<3xf32>, %[[OUT:.*]]: memref<3xf32>, %[[ARENA:.*]]: memref<64xi8>) attributes {xhlo.scratch_bytes = 64 : i64} {
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[TMP:.*]] = memref.view %[[ARENA]][%[[ZERO]]][] : memref<64xi8> to memref<3xf32>
 // CHECK-NEXT: linalg.generic {{.*}} ins(%[[A]], %[[A]] : memref<3xf32>, memref<3xf32>) outs(%[[TMP]] : memref<3xf32>)
 // CHECK: arith.mulf
 // CHECK: linalg.generic {{.*}} ins(%[[TMP]] : memref<3xf32>) outs(%[[OUT]] : memref<3xf32>)
 // CHECK: math.tan
-// CHECK: memref.dealloc %[[TMP]] : memref<3xf32>
-// CHECK-NEXT: return{{$}}
+// CHECK-NOT: memref.dealloc
+// CHECK: return{{$}}
 #map = affine_map<(d0) -> (d0)>
 func.func @main(%a: tensor<3xf32>) -> tensor<3xf32> {
   %0 = tensor.empty() : tensor<3xf32>

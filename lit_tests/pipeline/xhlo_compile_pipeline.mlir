@@ -15,7 +15,10 @@
 
 // CHECK-LABEL: llvm.func @main
 // CHECK-SAME: attributes {llvm.emit_c_interface}
-// CHECK: llvm.intr.exp
+// The exp is vectorized and expanded into SIMD arithmetic (xhlo-vector-math).
+// CHECK: llvm.intr.roundeven{{.*}}vector<3xf32>
+// CHECK: llvm.intr.fma{{.*}}vector<3xf32>
+// CHECK-NOT: llvm.intr.exp
 // CHECK-LABEL: llvm.func @_mlir_ciface_main
 // CHECK-NOT: stablehlo.
 // CHECK-NOT: linalg.

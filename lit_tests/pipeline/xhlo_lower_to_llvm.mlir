@@ -1,4 +1,4 @@
-// Stage 5 of xhlo.compile: scf/arith/math/memref -> the LLVM dialect, with a
+// Stage 6 of xhlo.compile: scf/arith/math/memref -> the LLVM dialect, with a
 // C interface (_mlir_ciface_) on public functions for the ExecutionEngine.
 // RUN: xhlo-opt %s --xhlo-lower-to-llvm | FileCheck %s
 // RUN: xhlo-opt %s -p 'builtin.module(xhlo-lower-to-llvm)' | FileCheck %s

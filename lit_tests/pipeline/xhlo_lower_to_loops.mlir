@@ -1,4 +1,4 @@
-// Stage 4 of xhlo.compile: linalg on buffers -> scf loops.
+// Stage 5 of xhlo.compile: tagged contractions -> BLAS calls, linalg on buffers -> scf loops.
 // RUN: xhlo-opt %s --xhlo-lower-to-loops | FileCheck %s
 // RUN: xhlo-opt %s -p 'builtin.module(xhlo-lower-to-loops)' | FileCheck %s
 

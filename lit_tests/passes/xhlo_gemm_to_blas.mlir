@@ -1,0 +1,74 @@
+// RUN: xhlo-opt %s --xhlo-gemm-to-blas --split-input-file | FileCheck %s
+
+// Row-major A (64x96) times B (96x80) into C: sgemm(RowMajor, NoTrans, NoTrans,
+// M=64, N=80, K=96, alpha=1, A, lda=96, B, ldb=80, beta=1, C, ldc=80).
+// CHECK: func.func private @scipy_cblas_sgemm(i32, i32, i32, i32, i32, i32, f32, !llvm.ptr, i32, !llvm.ptr, i32, f32, !llvm.ptr, i32)
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[A:.*]]: memref<64x96xf32>, %[[B:.*]]: memref<96x80xf32>, %[[C:.*]]: memref<64x80xf32>)
+// CHECK-DAG: %[[ROW_MAJOR:.*]] = arith.constant 101 : i32
+// CHECK-DAG: %[[NO_TRANS:.*]] = arith.constant 111 : i32
+// CHECK-DAG: %[[M:.*]] = arith.constant 64 : i32
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[B]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[C]]
+// CHECK: %[[PA:.*]] = llvm.inttoptr
+// CHECK: %[[PB:.*]] = llvm.inttoptr
+// CHECK: %[[PC:.*]] = llvm.inttoptr
+// CHECK: call @scipy_cblas_sgemm(%[[ROW_MAJOR]], %[[NO_TRANS]], %{{.*}}, %[[M]], %{{.*}}, %{{.*}}, %[[ONE]], %[[PA]], %{{.*}}, %[[PB]], %{{.*}}, %[[ONE]], %[[PC]], %{{.*}})
+// CHECK-NOT: linalg.contract
+func.func @matmul(%a: memref<64x96xf32>, %b: memref<96x80xf32>, %c: memref<64x80xf32>) {
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<64x96xf32>, memref<96x80xf32>) outs(%c : memref<64x80xf32>)
+  return
+}
+
+// -----
+
+// Two batch dimensions loop around dgemm; the rhs (n, k) is transposed (112).
+// CHECK-LABEL: func.func @batched_transposed
+// CHECK-DAG: %[[TRANS:.*]] = arith.constant 112 : i32
+// CHECK: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: arith.muli %[[B]], %{{.*}} : index
+// CHECK: arith.muli %[[H]], %{{.*}} : index
+// CHECK: func.call @scipy_cblas_dgemm(%{{.*}}, %{{.*}}, %[[TRANS]],
+// CHECK-NOT: linalg.contract
+func.func @batched_transposed(%q: memref<2x8x64x32xf64>, %k: memref<2x8x48x32xf64>, %s: memref<2x8x64x48xf64>) {
+  linalg.contract indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>] {xhlo.blas} ins(%q, %k : memref<2x8x64x32xf64>, memref<2x8x48x32xf64>) outs(%s : memref<2x8x64x48xf64>)
+  return
+}
+
+// -----
+
+// A view into a wider buffer: lda is its row stride (96), not its width (64).
+// CHECK-LABEL: func.func @view
+// CHECK: %[[LDA:.*]] = arith.constant 96 : i32
+// CHECK: %[[BASE:.*]], %[[OFFSET:.*]], %{{.*}}:2, %{{.*}}:2 = memref.extract_strided_metadata %arg0
+// CHECK: arith.muli %[[OFFSET]]
+// CHECK: call @scipy_cblas_sgemm({{.*}}, %{{.*}}, %[[LDA]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+func.func @view(%a: memref<64x64xf32, strided<[96, 1], offset: ?>>, %b: memref<64x48xf32>, %c: memref<64x48xf32>) {
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<64x64xf32, strided<[96, 1], offset: ?>>, memref<64x48xf32>) outs(%c : memref<64x48xf32>)
+  return
+}
+
+// -----
+
+// BLAS writes C row-major: a column-major output keeps the loop lowering.
+// CHECK-LABEL: func.func @column_major_output
+// CHECK: linalg.contract
+// CHECK-NOT: call
+func.func @column_major_output(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32, strided<[1, 64]>>) {
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32, strided<[1, 64]>>)
+  return
+}
+
+// -----
+
+// Only contractions xhlo-prepare-gemms tagged are rewritten.
+// CHECK-LABEL: func.func @untagged
+// CHECK: linalg.contract
+// CHECK-NOT: call
+func.func @untagged(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}

@@ -1,0 +1,107 @@
+// RUN: xhlo-opt %s --xhlo-prepare-gemms --split-input-file | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-prepare-gemms="im2col=false" --split-input-file | FileCheck %s --check-prefix=NOCONV
+
+// NOCONV-LABEL: func.func @convolution
+// NOCONV-NEXT: linalg.conv_2d_nhwc_hwcf
+
+// A float matmul worth a BLAS call becomes a tagged linalg.contract with the same maps.
+// CHECK-DAG: #[[MK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[KN:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-DAG: #[[MN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[A:.*]]: tensor<64x96xf32>, %[[B:.*]]: tensor<96x80xf32>, %[[C:.*]]: tensor<64x80xf32>)
+// CHECK-NEXT: %[[P:.*]] = linalg.contract indexing_maps = [#[[MK]], #[[KN]], #[[MN]]] {xhlo.blas} ins(%[[A]], %[[B]] : tensor<64x96xf32>, tensor<96x80xf32>) outs(%[[C]] : tensor<64x80xf32>)
+// CHECK-NEXT: return %[[P]]
+func.func @matmul(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>, %c: tensor<64x80xf32>) -> tensor<64x80xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x96xf32>, tensor<96x80xf32>) outs(%c : tensor<64x80xf32>) -> tensor<64x80xf32>
+  return %0 : tensor<64x80xf32>
+}
+
+// -----
+
+// Batch dims (b, h) lead every operand; the rhs holds (n, k): BLAS transposes it.
+// CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+// CHECK-DAG: #[[S:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @batched_transposed_rhs
+// CHECK: linalg.contract indexing_maps = [#[[Q]], #[[K]], #[[S]]] {xhlo.blas}
+// CHECK-NOT: linalg.generic
+func.func @batched_transposed_rhs(%q: tensor<2x8x64x32xf32>, %k: tensor<2x8x48x32xf32>, %s: tensor<2x8x64x48xf32>) -> tensor<2x8x64x48xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<2x8x64x32xf32>, tensor<2x8x48x32xf32>) outs(%s : tensor<2x8x64x48xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x64x48xf32>
+  return %0 : tensor<2x8x64x48xf32>
+}
+
+// -----
+
+// The result's rows come from the second input: it becomes the contraction's lhs.
+// CHECK-LABEL: func.func @rows_in_second_input
+// CHECK-SAME: (%[[B:.*]]: tensor<96x80xf32>, %[[A:.*]]: tensor<64x96xf32>, %[[C:.*]]: tensor<64x80xf32>)
+// CHECK: linalg.contract {{.*}} {xhlo.blas} ins(%[[A]], %[[B]] : tensor<64x96xf32>, tensor<96x80xf32>)
+func.func @rows_in_second_input(%b: tensor<96x80xf32>, %a: tensor<64x96xf32>, %c: tensor<64x80xf32>) -> tensor<64x80xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%b, %a : tensor<96x80xf32>, tensor<64x96xf32>) outs(%c : tensor<64x80xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %p, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<64x80xf32>
+  return %0 : tensor<64x80xf32>
+}
+
+// -----
+
+// Below min-volume (32^3 multiply-adds): analysed (generalized) but not tagged.
+// CHECK-LABEL: func.func @too_small
+// CHECK: linalg.generic
+// CHECK-NOT: xhlo.blas
+func.func @too_small(%a: tensor<8x8xf32>, %b: tensor<8x8xf32>, %c: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x8xf32>, tensor<8x8xf32>) outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+// BLAS multiplies floats only.
+// CHECK-LABEL: func.func @integer
+// CHECK-NEXT: linalg.matmul ins
+// CHECK-NOT: xhlo.blas
+func.func @integer(%a: tensor<64x64xi32>, %b: tensor<64x64xi32>, %c: tensor<64x64xi32>) -> tensor<64x64xi32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x64xi32>, tensor<64x64xi32>) outs(%c : tensor<64x64xi32>) -> tensor<64x64xi32>
+  return %0 : tensor<64x64xi32>
+}
+
+// -----
+
+// A reduction that is not a multiply-accumulate is no matmul.
+// CHECK-LABEL: func.func @not_a_product
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+// CHECK-NOT: xhlo.blas
+func.func @not_a_product(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>, %c: tensor<64x80xf32>) -> tensor<64x80xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%a, %b : tensor<64x96xf32>, tensor<96x80xf32>) outs(%c : tensor<64x80xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.addf %x, %y : f32
+    %r = arith.maximumf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<64x80xf32>
+  return %0 : tensor<64x80xf32>
+}
+
+// -----
+
+// A convolution becomes an im2col matrix (a copying generic) times the collapsed filter.
+// CHECK-LABEL: func.func @convolution
+// CHECK-SAME: (%[[X:.*]]: tensor<1x18x18x16xf32>, %[[W:.*]]: tensor<3x3x16x32xf32>, %[[O:.*]]: tensor<1x16x16x32xf32>)
+// CHECK: %[[FILTER:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0, 1, 2], [3]] : tensor<3x3x16x32xf32> into tensor<144x32xf32>
+// CHECK: %[[OUT:.*]] = tensor.collapse_shape %[[O]]
+// CHECK: %[[COLS:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<1x18x18x16xf32>) outs(%{{.*}} : tensor<1x256x144xf32>)
+// CHECK: %[[P:.*]] = linalg.contract {{.*}} {xhlo.blas} ins(%[[COLS]], %[[FILTER]] : tensor<1x256x144xf32>, tensor<144x32xf32>) outs(%[[OUT]] : tensor<1x256x32xf32>)
+// CHECK: tensor.expand_shape %[[P]]
+func.func @convolution(%x: tensor<1x18x18x16xf32>, %w: tensor<3x3x16x32xf32>, %o: tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32> {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x18x18x16xf32>, tensor<3x3x16x32xf32>) outs(%o : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  return %0 : tensor<1x16x16x32xf32>
+}

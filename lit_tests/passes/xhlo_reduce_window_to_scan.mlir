@@ -1,0 +1,79 @@
+// RUN: xhlo-opt %s --xhlo-reduce-window-to-scan --split-input-file | FileCheck %s
+
+// JAX's cumsum along axis 1: window 8 = the axis, 7 padding elements before it.
+// A loop over the rows encloses the scan, which carries the running sum as a scalar.
+// CHECK-LABEL: func.func @cumsum
+// CHECK-SAME: (%[[X:.*]]: tensor<5x8xf32>)
+// CHECK: %[[START:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<5x8xf32>
+// CHECK: %[[R:.*]] = scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[OUT:.*]] = %[[EMPTY]])
+// CHECK: %[[SCAN:.*]]:2 = scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[T:.*]] = %[[OUT]], %[[ACC:.*]] = %[[START]]) -> (tensor<5x8xf32>, f32)
+// CHECK: %[[V:.*]] = tensor.extract %[[X]][%[[ROW]], %[[J]]] : tensor<5x8xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[ACC]], %[[V]] : f32
+// CHECK: %[[NEXT:.*]] = tensor.insert %[[SUM]] into %[[T]][%[[ROW]], %[[J]]] : tensor<5x8xf32>
+// CHECK: scf.yield %[[NEXT]], %[[SUM]]
+// CHECK: scf.yield %[[SCAN]]#0
+// CHECK: return %[[R]]
+// CHECK-NOT: stablehlo.reduce_window
+func.func @cumsum(%x: tensor<5x8xf32>) -> tensor<5x8xf32> {
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 0], [7, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 8>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<5x8xf32>, tensor<f32>) -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
+}
+
+// -----
+
+// Padding after the axis: a suffix scan, from the last element down. Unsigned
+// integers are scanned as signless ones (maxui) through unrealized casts.
+// CHECK-LABEL: func.func @reverse_cummax_unsigned
+// CHECK: %[[START:.*]] = builtin.unrealized_conversion_cast %{{.*}} : ui8 to i8
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[T:.*]] = %{{.*}}, %[[ACC:.*]] = %[[START]]) -> (tensor<6xui8>, i8)
+// CHECK: %[[POS:.*]] = arith.subi %{{.*}}, %[[J]] : index
+// CHECK: %[[V:.*]] = tensor.extract %{{.*}}[%[[POS]]] : tensor<6xui8>
+// CHECK: %[[S:.*]] = builtin.unrealized_conversion_cast %[[V]] : ui8 to i8
+// CHECK: %[[M:.*]] = arith.maxui %[[ACC]], %[[S]] : i8
+// CHECK: %[[U:.*]] = builtin.unrealized_conversion_cast %[[M]] : i8 to ui8
+// CHECK: tensor.insert %[[U]] into %[[T]][%[[POS]]]
+func.func @reverse_cummax_unsigned(%x: tensor<6xui8>) -> tensor<6xui8> {
+  %init = stablehlo.constant dense<0> : tensor<ui8>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 5]]> : tensor<1x2xi64>, window_dimensions = array<i64: 6>}> ({
+  ^bb0(%a: tensor<ui8>, %b: tensor<ui8>):
+    %r = stablehlo.maximum %a, %b : tensor<ui8>
+    stablehlo.return %r : tensor<ui8>
+  }) : (tensor<6xui8>, tensor<ui8>) -> tensor<6xui8>
+  return %0 : tensor<6xui8>
+}
+
+// -----
+
+// A window shorter than the axis is no prefix: kept.
+// CHECK-LABEL: func.func @sliding_window_untouched
+// CHECK: stablehlo.reduce_window
+func.func @sliding_window_untouched(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[2, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 3>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// Init 1.0 is not the identity of add: the padding elements would add to the result.
+// CHECK-LABEL: func.func @non_identity_init_untouched
+// CHECK: stablehlo.reduce_window
+func.func @non_identity_init_untouched(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %init = stablehlo.constant dense<1.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[7, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 8>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -1,0 +1,57 @@
+// RUN: xhlo-opt %s --xhlo-vector-math --split-input-file | FileCheck %s
+
+// exp: clamp, k = round(x log2 e), r = x - k ln2 in two fused steps, a
+// polynomial in r, 2^k from exponent bits in two factors, NaN passed through.
+// CHECK-LABEL: func.func @exp
+// CHECK-SAME: (%[[X:.*]]: vector<16xf32>)
+// CHECK: %[[LO:.*]] = arith.maximumf %[[X]], %{{.*}} : vector<16xf32>
+// CHECK: %[[C:.*]] = arith.minimumf %[[LO]], %{{.*}} : vector<16xf32>
+// CHECK: %[[T:.*]] = arith.mulf %[[C]], %{{.*}} : vector<16xf32>
+// CHECK: %[[K:.*]] = math.roundeven %[[T]] : vector<16xf32>
+// CHECK: %[[R0:.*]] = math.fma %[[K]], %{{.*}}, %[[C]] : vector<16xf32>
+// CHECK: %[[R:.*]] = math.fma %[[K]], %{{.*}}, %[[R0]] : vector<16xf32>
+// CHECK-COUNT-5: math.fma
+// CHECK: math.floor
+// CHECK: arith.bitcast %{{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK: arith.shli
+// CHECK: arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]] : vector<16xf32>
+// CHECK: %[[Y:.*]] = arith.select %[[NAN]], %[[X]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: return %[[Y]]
+// CHECK-NOT: math.exp
+func.func @exp(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.exp %x : vector<16xf32>
+  return %0 : vector<16xf32>
+}
+
+// -----
+
+// tanh: an odd polynomial below |x| = 1, 1 - 2 / (exp(2|x|) + 1) above, the sign of x.
+// CHECK-LABEL: func.func @tanh
+// CHECK-SAME: (%[[X:.*]]: vector<8xf32>)
+// CHECK: %[[ABS:.*]] = math.absf %[[X]] : vector<8xf32>
+// CHECK: %[[SMALL:.*]] = math.fma %{{.*}}, %{{.*}}, %[[X]] : vector<8xf32>
+// CHECK: %[[TWICE:.*]] = arith.addf %[[ABS]], %[[ABS]] : vector<8xf32>
+// CHECK: math.roundeven
+// CHECK: %[[Q:.*]] = arith.divf
+// CHECK: %[[LARGE:.*]] = arith.subf %{{.*}}, %[[Q]] : vector<8xf32>
+// CHECK: %[[BELOW:.*]] = arith.cmpf olt, %[[ABS]], %{{.*}} : vector<8xf32>
+// CHECK: %[[PICK:.*]] = arith.select %[[BELOW]], %[[SMALL]], %[[LARGE]]
+// CHECK: math.copysign %[[PICK]], %[[X]] : vector<8xf32>
+// CHECK-NOT: math.tanh
+func.func @tanh(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.tanh %x : vector<8xf32>
+  return %0 : vector<8xf32>
+}
+
+// -----
+
+// Scalars and f64 vectors are left to the precise libm lowering.
+// CHECK-LABEL: func.func @scalars_and_f64_keep_libm
+// CHECK: math.exp %{{.*}} : f32
+// CHECK: math.tanh %{{.*}} : vector<4xf64>
+func.func @scalars_and_f64_keep_libm(%x: f32, %y: vector<4xf64>) -> (f32, vector<4xf64>) {
+  %0 = math.exp %x : f32
+  %1 = math.tanh %y : vector<4xf64>
+  return %0, %1 : f32, vector<4xf64>
+}

@@ -1,0 +1,132 @@
+// RUN: xhlo-opt %s --xhlo-vectorize --split-input-file | FileCheck %s
+
+// An elementwise op with identity maps is flattened to one loop of 16-lane tiles.
+// CHECK-LABEL: func.func @elementwise
+// CHECK-SAME: (%[[A:.*]]: tensor<8x64xf32>, %[[B:.*]]: tensor<8x64xf32>)
+// CHECK: %[[FA:.*]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1]] : tensor<8x64xf32> into tensor<512xf32>
+// CHECK: %[[LOOP:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %[[C16:.*]] iter_args(%[[OUT:.*]] = %{{.*}}) -> (tensor<512xf32>)
+// CHECK: %[[SA:.*]] = tensor.extract_slice %[[FA]][%[[I]]] [16] [1]
+// CHECK: %[[X:.*]] = vector.transfer_read %[[SA]]{{.*}} : tensor<16xf32>, vector<16xf32>
+// CHECK: %[[Y:.*]] = vector.transfer_read {{.*}} : tensor<16xf32>, vector<16xf32>
+// CHECK: %[[S:.*]] = arith.addf %[[X]], %[[Y]] : vector<16xf32>
+// CHECK: %[[E:.*]] = math.exp %[[S]] : vector<16xf32>
+// CHECK: vector.transfer_write %[[E]]
+// CHECK: tensor.insert_slice {{.*}} into %[[OUT]][%[[I]]] [16] [1]
+// CHECK: tensor.expand_shape %[[LOOP]]
+// CHECK-NOT: linalg.generic
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @elementwise(%a: tensor<8x64xf32>, %b: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %e = tensor.empty() : tensor<8x64xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<8x64xf32>, tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %t = math.exp %s : f32
+    linalg.yield %t : f32
+  } -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+
+// -----
+
+// A reduction along the contiguous loop keeps 4 x 16 partial sums in a vector
+// carried by the loop (reassociated), folded into the output at the end.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<64xf32>
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[OUT:.*]] = %{{.*}}) -> (tensor<8xf32>)
+// CHECK: %[[PARTIAL:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ZERO]]) -> (vector<64xf32>)
+// CHECK: %[[X:.*]] = vector.transfer_read {{.*}} : tensor<1x64xf32>, vector<64xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[X]], %[[ACC]] : vector<64xf32>
+// CHECK: scf.yield %[[SUM]] : vector<64xf32>
+// CHECK: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [1] : vector<1x64xf32> to vector<1xf32>
+// CHECK-NOT: linalg.generic
+func.func @row_sum(%a: tensor<8x1024xf32>, %init: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<8x1024xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+// A reduction across rows vectorizes the parallel (contiguous) loop instead: the
+// whole row of 48 is one vector accumulated in registers over the 100 rows.
+// CHECK-LABEL: func.func @column_sum
+// CHECK-SAME: (%[[A:.*]]: tensor<100x48xf32>, %[[INIT:.*]]: tensor<48xf32>)
+// CHECK: %[[START:.*]] = vector.transfer_read %[[INIT]]{{.*}} : tensor<48xf32>, vector<48xf32>
+// CHECK: %[[SUMS:.*]] = scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[START]]) -> (vector<48xf32>)
+// CHECK: %[[ROW:.*]] = vector.transfer_read {{.*}} : tensor<1x48xf32>, vector<48xf32>
+// CHECK: arith.addf %[[ACC]], %[[ROW]] : vector<48xf32>
+// CHECK: vector.transfer_write %[[SUMS]], %[[INIT]]
+func.func @column_sum(%a: tensor<100x48xf32>, %init: tensor<48xf32>) -> tensor<48xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<100x48xf32>) outs(%init : tensor<48xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<48xf32>
+  return %0 : tensor<48xf32>
+}
+
+// -----
+
+// 1001 is no multiple of 16 (or 8): the last tile of each row is masked.
+// CHECK-LABEL: func.func @masked_remainder
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} step %[[C16:.*]] iter_args
+// CHECK: %[[N:.*]] = affine.min
+// CHECK: %[[MASK:.*]] = vector.create_mask %[[N]] : vector<16xi1>
+// CHECK: vector.transfer_read %{{.*}}, %{{.*}}, %[[MASK]] {in_bounds = [true]} : tensor<1x?xf32>, vector<16xf32>
+// CHECK: arith.subf {{.*}} : vector<16xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<16xf32>, tensor<1x?xf32>
+func.func @masked_remainder(%a: tensor<3x1001xf32>, %b: tensor<1001xf32>) -> tensor<3x1001xf32> {
+  %e = tensor.empty() : tensor<3x1001xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a, %b : tensor<3x1001xf32>, tensor<1001xf32>) outs(%e : tensor<3x1001xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.subf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<3x1001xf32>
+  return %0 : tensor<3x1001xf32>
+}
+
+// -----
+
+// Tiling slices a reversed access wrongly: such ops keep their scalar lowering.
+// CHECK-LABEL: func.func @reverse_stays_scalar
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+func.func @reverse_stays_scalar(%a: tensor<64xf32>) -> tensor<64xf32> {
+  %e = tensor.empty() : tensor<64xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (-d0 + 63)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
+
+// -----
+
+// Vectors of i1 are bit-packed in memory, i1 tensors are not: left alone.
+// CHECK-LABEL: func.func @bool_result_stays_scalar
+// CHECK: linalg.generic
+// CHECK-NOT: vector.
+func.func @bool_result_stays_scalar(%a: tensor<64xf32>, %b: tensor<64xf32>) -> tensor<64xi1> {
+  %e = tensor.empty() : tensor<64xi1>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xi1>) {
+  ^bb0(%x: f32, %y: f32, %o: i1):
+    %c = arith.cmpf olt, %x, %y : f32
+    linalg.yield %c : i1
+  } -> tensor<64xi1>
+  return %0 : tensor<64xi1>
+}
+
+// -----
+
+// Matmuls tagged for BLAS are neither generalized nor tiled.
+// CHECK-LABEL: func.func @blas_matmul_untouched
+// CHECK-NEXT: linalg.matmul {xhlo.blas}
+// CHECK-NOT: vector.
+func.func @blas_matmul_untouched(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = linalg.matmul {xhlo.blas} ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}

@@ -1,0 +1,229 @@
+"""xhlo-reduce-window-to-scan: prefix-window reduce_window (JAX's cumsum) -> a sequential scan.
+
+JAX exports ``cumsum``/``cumprod``/``cummax``/``cummin`` along an axis of
+length n as a ``reduce_window`` whose window spans the whole axis (n) with
+n - 1 padding elements before it (after it when reversed). Lowered literally,
+every output element reduces its own window: O(n^2) work, which does not
+finish for n = 1M. Output i is the reduction of elements 0..i (i..n-1 when
+reversed) once the padding value is the identity of the reducer, so this pass
+computes it as a running reduction: O(n), in scf loops on tensors that the
+later stages lower as usual.
+
+Matched: one operand; every window dimension 1 except one, ``d``, whose window
+covers the whole axis and whose padding is (w - 1, 0) or (0, w - 1); no other
+padding, unit strides and dilations; a body that is one binary ``add``,
+``multiply``, ``maximum``, ``minimum``, ``and``, ``or`` or ``xor`` of its two
+arguments; and an init value that is a constant equal to that op's identity.
+The running value is a scalar loop-carried value combined with the next
+element by the arith op of the body and stored into the result (scalar loads
+and stores after bufferization, no allocation); loops over the other
+dimensions enclose the scan, so no transpose or reshape copies anything.
+f32/f64 and integers (bool included) are scanned; f16/bf16/f8 keep the window
+lowering. The order of the additions changes, which StableHLO allows (the
+order of a reduction is unspecified).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from xhlo._mlir import arith, ir, scf, tensor
+from xhlo.dialects import stablehlo as sh
+
+from .base import ModulePass, walk_ops
+
+_COMBINERS = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
+_SCALAR_VIEWS = ("stablehlo.broadcast_in_dim", "stablehlo.reshape")  # of a 0-d value: the same scalar
+
+
+def _index(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def _i64_list(op: ir.Operation, name: str, rank: int, default: int) -> list[int]:
+    if name not in op.attributes:
+        return [default] * rank
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def _padding(op: ir.Operation, rank: int) -> list[tuple[int, int]]:
+    if "padding" not in op.attributes:
+        return [(0, 0)] * rank
+    values = [int(v) for v in ir.DenseIntElementsAttr(op.attributes["padding"])]
+    return [(values[2 * i], values[2 * i + 1]) for i in range(rank)]
+
+
+def _combiner(region: ir.Region) -> str | None:
+    """The body's single binary op name (without ``stablehlo.``) applied to both arguments."""
+    block = region.blocks[0]
+    ops = [o.operation for o in block.operations]
+    if len(ops) != 2 or ops[1].name != "stablehlo.return":
+        return None
+    op = ops[0]
+    name = op.name.removeprefix("stablehlo.")
+    if name not in _COMBINERS or set(op.operands) != set(block.arguments) or len(block.arguments) != 2:
+        return None
+    if list(ops[1].operands) != [op.results[0]]:
+        return None
+    return name
+
+
+def _constant_value(value: ir.Value):
+    """The scalar of a 0-d ``stablehlo.constant`` (seen through 0-d reshapes), None otherwise."""
+    owner = value.owner
+    while isinstance(owner, (ir.Operation, ir.OpView)) and owner.name in _SCALAR_VIEWS:
+        value = owner.operands[0]
+        owner = value.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name != "stablehlo.constant":
+        return None
+    attr = owner.attributes["value"]
+    elem = sh.element_type(value)
+    if isinstance(elem, ir.IntegerType):
+        raw = ir.DenseIntElementsAttr(attr)[0]
+        width = ir.IntegerType(elem).width
+        return int(raw) % (2**width)  # as unsigned bits, whatever the signedness
+    if isinstance(elem, ir.FloatType):
+        return float(ir.DenseFPElementsAttr(attr)[0])
+    return None
+
+
+def _is_identity(combiner: str, elem: ir.Type, value) -> bool:
+    """Is ``value`` (unsigned bits for integers) the identity of ``combiner`` on ``elem``?"""
+    if value is None:
+        return False
+    if isinstance(elem, ir.FloatType):
+        return {"add": value == 0.0, "multiply": value == 1.0,
+                "maximum": value == -math.inf, "minimum": value == math.inf}.get(combiner, False)
+    t = ir.IntegerType(elem)
+    width, unsigned = t.width, t.is_unsigned or t.width == 1
+    ones = 2**width - 1
+    signed_min, signed_max = 2 ** (width - 1), 2 ** (width - 1) - 1  # as unsigned bits
+    identity = {
+        "add": 0, "or": 0, "xor": 0, "and": ones,
+        "multiply": 1,
+        "maximum": 0 if unsigned else signed_min,
+        "minimum": ones if unsigned else signed_max,
+    }
+    return identity.get(combiner) == value
+
+
+@dataclasses.dataclass(frozen=True)
+class PrefixWindow:
+    dim: int
+    reverse: bool  # suffix reductions (padding after the axis)
+
+
+def match(op: ir.Operation) -> PrefixWindow | None:
+    """The scan a reduce_window computes, None if it is not a full-axis prefix window."""
+    if len(op.operands) != 2 or len(op.results) != 1:
+        return None
+    x, init = op.operands
+    shape = sh.shape_of(x)
+    rank = len(shape)
+    if rank == 0 or op.results[0].type != x.type:
+        return None
+    window = _i64_list(op, "window_dimensions", rank, 1)
+    if any(_i64_list(op, name, rank, 1) != [1] * rank
+           for name in ("window_strides", "base_dilations", "window_dilations")):
+        return None
+    padding = _padding(op, rank)
+    wide = [d for d in range(rank) if window[d] != 1]
+    if len(wide) != 1:
+        return None
+    d = wide[0]
+    n, w = shape[d], window[d]
+    if n < 2 or w < n or any(padding[i] != (0, 0) for i in range(rank) if i != d):
+        return None
+    if padding[d] not in ((w - 1, 0), (0, w - 1)):
+        return None
+    combiner = _combiner(op.regions[0])
+    elem = sh.element_type(init)
+    if combiner is None or _scalar_op(combiner, elem) is None:
+        return None
+    if not _is_identity(combiner, elem, _constant_value(init)):
+        return None
+    return PrefixWindow(d, reverse=padding[d] == (0, w - 1))
+
+
+def _scalar_op(combiner: str, elem: ir.Type) -> str | None:
+    """The arith op computing ``combiner`` on scalars of ``elem`` (None: not scanned here)."""
+    if not isinstance(elem, (ir.FloatType, ir.IntegerType)):
+        return None  # complex
+    if isinstance(elem, ir.FloatType):
+        if str(elem) not in ("f32", "f64"):
+            return None  # small floats are emulated by other passes
+        return {"add": "addf", "multiply": "mulf", "maximum": "maximumf", "minimum": "minimumf"}.get(combiner)
+    t = ir.IntegerType(elem)
+    unsigned = t.is_unsigned or t.width == 1
+    return {"add": "addi", "multiply": "muli", "and": "andi", "or": "ori", "xor": "xori",
+            "maximum": "maxui" if unsigned else "maxsi", "minimum": "minui" if unsigned else "minsi"}[combiner]
+
+
+def _signless(elem: ir.Type) -> ir.Type:
+    if isinstance(elem, ir.IntegerType):
+        return ir.IntegerType.get_signless(ir.IntegerType(elem).width)
+    return elem
+
+
+def _cast(value: ir.Value, to: ir.Type) -> ir.Value:
+    """Reinterpret an unsigned scalar as signless and back (arith takes signless integers);
+    stablehlo-convert-to-signless folds the casts away."""
+    if value.type == to:
+        return value
+    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[to], operands=[value]).result
+
+
+def _scan(x: ir.Value, init: ir.Value, dim: int, reverse: bool, op_name: str) -> ir.Value:
+    """Running reduction of ``x`` along ``dim``: loops over the other dims, the scan innermost."""
+    shape = sh.shape_of(x)
+    elem = sh.element_type(x)
+    scalar = _signless(elem)
+    start = _cast(tensor.ExtractOp(init, []).result, scalar)
+
+    def scan_line(outer_ivs: list[ir.Value], out: ir.Value) -> ir.Value:
+        n = shape[dim]
+        loop = scf.ForOp(_index(0), _index(n), _index(1), [out, start])
+        with ir.InsertionPoint(loop.body):
+            j = loop.induction_variable
+            position = arith.SubIOp(_index(n - 1), j).result if reverse else j
+            indices = list(outer_ivs)
+            indices.insert(dim, position)
+            carried, acc = loop.inner_iter_args
+            element = _cast(tensor.ExtractOp(x, indices).result, scalar)
+            value = ir.Operation.create(f"arith.{op_name}", results=[scalar], operands=[acc, element]).result
+            stored = tensor.InsertOp(_cast(value, elem), carried, indices).result
+            scf.YieldOp([stored, value])
+        return loop.results[0]
+
+    def nest(outer_dims: list[int], ivs: list[ir.Value], out: ir.Value) -> ir.Value:
+        if not outer_dims:
+            return scan_line(ivs, out)
+        loop = scf.ForOp(_index(0), _index(shape[outer_dims[0]]), _index(1), [out])
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp([nest(outer_dims[1:], ivs + [loop.induction_variable], loop.inner_iter_args[0])])
+        return loop.results[0]
+
+    empty = tensor.EmptyOp(list(shape), elem).result
+    return nest([i for i in range(len(shape)) if i != dim], [], empty)
+
+
+def _lower(op: ir.Operation, window: PrefixWindow, op_name: str) -> None:
+    x, init = op.operands
+    with ir.InsertionPoint(op), op.location:
+        result = _scan(x, init, window.dim, window.reverse, op_name)
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+
+
+@dataclasses.dataclass(frozen=True)
+class ReduceWindowToScan(ModulePass):
+    """Rewrite full-axis prefix/suffix reduce_windows (cumsum & co.) as O(n) scans."""
+
+    NAME = "xhlo-reduce-window-to-scan"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in walk_ops(module, "stablehlo.reduce_window"):
+            window = match(op)
+            if window is not None:
+                _lower(op, window, _scalar_op(_combiner(op.regions[0]), sh.element_type(op.operands[1])))

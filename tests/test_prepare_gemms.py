@@ -1,0 +1,137 @@
+"""xhlo-prepare-gemms: which contractions become BLAS-bound ``linalg.contract`` ops.
+
+Every dot_general layout JAX produces (plain, transposed operands, batch
+dimensions, several contracting dimensions, the result's rows coming from the
+rhs) and a 2-D convolution go through the whole pipeline and are compared with
+numpy in float64; the IR after ``xhlo-fuse-and-vectorize`` shows whether the
+contraction was tagged for BLAS.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xhlo
+from xhlo import blas
+
+pytestmark = pytest.mark.skipif(not blas.available(), reason="scipy-openblas32 not installed")
+
+RNG = np.random.default_rng(11)
+STAGE = "xhlo-fuse-and-vectorize"
+
+
+def _t(shape, elem="f32") -> str:
+    return f"tensor<{''.join(f'{d}x' for d in shape)}{elem}>"
+
+
+def dot_module(a_shape, b_shape, out_shape, batch, contract, elem="f32") -> str:
+    ta, tb, to = _t(a_shape, elem), _t(b_shape, elem), _t(out_shape, elem)
+    (lb, rb), (lc, rc) = batch, contract
+    return f"""func.func @main(%a: {ta}, %b: {tb}) -> {to} {{
+  %0 = stablehlo.dot_general %a, %b, batching_dims = {lb} x {rb}, contracting_dims = {lc} x {rc}
+      : ({ta}, {tb}) -> {to}
+  return %0 : {to}
+}}"""
+
+
+def tagged(exe) -> int:
+    return exe.ir(STAGE).count("{xhlo.blas}")
+
+
+CASES = {
+    # name: (a shape, b shape, out shape, (batch dims), (contracting dims), einsum)
+    "matmul": ((64, 96), (96, 80), (64, 80), ([], []), ([1], [0]), "mk,kn->mn"),
+    "lhs_transposed": ((96, 64), (96, 80), (64, 80), ([], []), ([0], [0]), "km,kn->mn"),
+    "rhs_transposed": ((64, 96), (80, 96), (64, 80), ([], []), ([1], [1]), "mk,nk->mn"),
+    "both_transposed": ((96, 64), (80, 96), (64, 80), ([], []), ([0], [1]), "km,nk->mn"),
+    "batched": ((3, 40, 50), (3, 50, 60), (3, 40, 60), ([0], [0]), ([2], [1]), "bmk,bkn->bmn"),
+    "two_batch_dims_attention_scores": ((2, 3, 40, 32), (2, 3, 48, 32), (2, 3, 40, 48), ([0, 1], [0, 1]),
+                                        ([3], [3]), "bhqd,bhkd->bhqk"),
+    "two_contracting_dims": ((40, 8, 6), (8, 6, 50), (40, 50), ([], []), ([1, 2], [0, 1]), "mij,ijn->mn"),
+    "lhs_free_dims_are_columns_of_neither": ((96, 80), (64, 96), (80, 64), ([], []), ([0], [1]), "kn,mk->nm"),
+    "matrix_rows_groups": ((4, 10, 96), (96, 80), (4, 10, 80), ([], []), ([2], [0]), "abk,kn->abn"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_dot_general_layouts(name):
+    a_shape, b_shape, out_shape, batch, contract, spec = CASES[name]
+    a = RNG.standard_normal(a_shape).astype(np.float32)
+    b = RNG.standard_normal(b_shape).astype(np.float32)
+    exe = xhlo.compile(dot_module(a_shape, b_shape, out_shape, batch, contract))
+    assert tagged(exe) == 1
+    expected = np.einsum(spec, a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(exe(a, b), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_double_precision():
+    a, b = RNG.standard_normal((70, 90)), RNG.standard_normal((90, 50))
+    exe = xhlo.compile(dot_module((70, 90), (90, 50), (70, 50), ([], []), ([1], [0]), "f64"))
+    assert tagged(exe) == 1
+    np.testing.assert_allclose(exe(a, b), a @ b, rtol=1e-12)
+
+
+def test_small_integer_and_matvec_products_stay_loops():
+    small = xhlo.compile(dot_module((8, 8), (8, 8), (8, 8), ([], []), ([1], [0])))
+    ints = xhlo.compile(dot_module((64, 64), (64, 64), (64, 64), ([], []), ([1], [0]), "i32"))
+    matvec = xhlo.compile(dot_module((256, 256), (256,), (256,), ([], []), ([1], [0])))
+    assert tagged(small) == tagged(ints) == tagged(matvec) == 0
+    a = RNG.integers(-9, 9, (64, 64)).astype(np.int32)
+    np.testing.assert_array_equal(ints(a, a), a @ a)
+    m, v = RNG.standard_normal((256, 256)).astype(np.float32), RNG.standard_normal(256).astype(np.float32)
+    np.testing.assert_allclose(matvec(m, v), m.astype(np.float64) @ v, rtol=1e-4, atol=1e-4)
+
+
+def test_bias_and_relu_are_not_pulled_into_the_matmul():
+    """x @ w1 + b, relu, @ w2: both products stay BLAS-bound after elementwise fusion."""
+    src = """func.func @main(%x: tensor<32x64xf32>, %w1: tensor<64x128xf32>, %b: tensor<128xf32>,
+                     %w2: tensor<128x16xf32>) -> tensor<32x16xf32> {
+  %h = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<32x64xf32>, tensor<64x128xf32>) -> tensor<32x128xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<128xf32>) -> tensor<32x128xf32>
+  %s = stablehlo.add %h, %bb : tensor<32x128xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<32x128xf32>
+  %r = stablehlo.maximum %s, %z : tensor<32x128xf32>
+  %y = stablehlo.dot_general %r, %w2, contracting_dims = [1] x [0] : (tensor<32x128xf32>, tensor<128x16xf32>) -> tensor<32x16xf32>
+  return %y : tensor<32x16xf32>
+}"""
+    x, w1 = RNG.standard_normal((32, 64)).astype(np.float32), RNG.standard_normal((64, 128)).astype(np.float32)
+    b, w2 = RNG.standard_normal(128).astype(np.float32), RNG.standard_normal((128, 16)).astype(np.float32)
+    exe = xhlo.compile(src)
+    assert tagged(exe) == 2
+    h = np.maximum(x.astype(np.float64) @ w1 + b, 0)
+    np.testing.assert_allclose(exe(x, w1, b, w2), h @ w2, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("padding", ["[[1, 1], [1, 1]]", "[[0, 0], [0, 0]]"])
+def test_convolution_becomes_im2col_times_filter(padding):
+    out = 16 if padding.startswith("[[1") else 14
+    src = f"""func.func @main(%x: tensor<2x16x16x8xf32>, %w: tensor<3x3x8x12xf32>) -> tensor<2x{out}x{out}x12xf32> {{
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+       window = {{stride = [1, 1], pad = {padding}}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}}
+       : (tensor<2x16x16x8xf32>, tensor<3x3x8x12xf32>) -> tensor<2x{out}x{out}x12xf32>
+  return %0 : tensor<2x{out}x{out}x12xf32>
+}}"""
+    x = RNG.standard_normal((2, 16, 16, 8)).astype(np.float32)
+    w = RNG.standard_normal((3, 3, 8, 12)).astype(np.float32)
+    exe = xhlo.compile(src)
+    assert tagged(exe) == 1
+    p = 1 if out == 16 else 0
+    xp = np.pad(x.astype(np.float64), ((0, 0), (p, p), (p, p), (0, 0)))
+    expected = np.zeros((2, out, out, 12))
+    for i in range(3):
+        for j in range(3):
+            expected += np.einsum("nhwc,cf->nhwf", xp[:, i:i + out, j:j + out, :], w[i, j])
+    np.testing.assert_allclose(exe(x, w), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_min_volume_option():
+    from xhlo._mlir import ir, new_context
+    from xhlo.pipeline import build_pass_manager
+
+    text = xhlo.compile(dot_module((64, 64), (64, 64), (64, 64), ([], []), ([1], [0]))).ir("xhlo-stablehlo-to-linalg")
+    with new_context():
+        for volume, tags in ((64**3, 1), (64**3 + 1, 0)):
+            module = ir.Module.parse(text)
+            build_pass_manager(f"xhlo-prepare-gemms{{min-volume={volume}}}").run(module.operation)
+            assert str(module).count("{xhlo.blas}") == tags

@@ -1,0 +1,122 @@
+"""xhlo-reduce-window-to-scan: cumulative reductions as JAX exports them, against numpy.
+
+Each module is the ``reduce_window`` JAX writes for ``cumsum``/``cumprod``/
+``cummax``/``cummin`` (window = the whole axis, padding before it, or after it
+when reversed, init = the reducer's identity). Windows that are not such
+prefixes, or whose init is not an identity, must keep the window lowering:
+those are checked against the StableHLO reference interpreter.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xhlo
+from xhlo import reference
+
+RNG = np.random.default_rng(77)
+ELEM = {np.float32: "f32", np.float64: "f64", np.int32: "i32", np.int8: "i8", np.uint8: "ui8",
+        np.int64: "i64", np.bool_: "i1"}
+REDUCERS = {"add": np.cumsum, "multiply": np.cumprod, "maximum": np.maximum.accumulate,
+            "minimum": np.minimum.accumulate}
+
+
+def _t(shape, dtype) -> str:
+    return f"tensor<{''.join(f'{d}x' for d in shape)}{ELEM[dtype]}>"
+
+
+def window_module(shape, dtype, dim: int, op: str, init: str, reverse=False, window=None, pad=None) -> str:
+    n = shape[dim]
+    w = window or n
+    windows = [w if i == dim else 1 for i in range(len(shape))]
+    before, after = pad or ((0, w - 1) if reverse else (w - 1, 0))
+    padding = [[before, after] if i == dim else [0, 0] for i in range(len(shape))]
+    t, s = _t(shape, dtype), _t((), dtype)
+    return f"""func.func @main(%x: {t}) -> {t} {{
+  %init = stablehlo.constant dense<{init}> : {s}
+  %0 = "stablehlo.reduce_window"(%x, %init) <{{padding = dense<{padding}> : tensor<{len(shape)}x2xi64>,
+        window_dimensions = array<i64: {', '.join(map(str, windows))}>}}> ({{
+  ^bb0(%a: {s}, %b: {s}):
+    %r = stablehlo.{op} %a, %b : {s}
+    stablehlo.return %r : {s}
+  }}) : ({t}, {s}) -> {t}
+  return %0 : {t}
+}}"""
+
+
+def _expected(x, dim, op, reverse):
+    fn = REDUCERS[op]
+    if reverse:
+        return np.flip(fn(np.flip(x, dim), axis=dim), dim)
+    return fn(x, axis=dim)
+
+
+def _scanned(exe) -> bool:
+    return "reduce_window" not in exe.ir("xhlo-stablehlo-prepare")
+
+
+@pytest.mark.parametrize("shape,dim", [((1000,), 0), ((7, 5), 0), ((3, 9), 1), ((2, 3, 4), 1), ((4, 1, 6), 2)])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_float_cumsum(shape, dim, reverse):
+    x = RNG.uniform(-1, 1, shape).astype(np.float32)
+    exe = xhlo.compile(window_module(shape, np.float32, dim, "add", "0.0", reverse))
+    assert _scanned(exe)
+    np.testing.assert_allclose(exe(x), _expected(x.astype(np.float64), dim, "add", reverse), atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "dtype,op,init",
+    [(np.int32, "add", "0"), (np.int32, "multiply", "1"), (np.int8, "maximum", "-128"), (np.uint8, "minimum", "255"),
+     (np.float64, "maximum", "0xFFF0000000000000"), (np.float32, "minimum", "0x7F800000"), (np.int64, "add", "0"),
+     (np.float32, "multiply", "1.0")],
+)
+def test_other_reducers_and_types(dtype, op, init):
+    shape, dim = (6, 11), 1
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        x = RNG.integers(max(info.min, -3), min(info.max, 4), shape).astype(dtype)
+    else:
+        x = RNG.uniform(0.5, 1.5, shape).astype(dtype)
+    exe = xhlo.compile(window_module(shape, dtype, dim, op, init))
+    assert _scanned(exe)
+    expected = _expected(x, dim, op, False).astype(dtype)
+    np.testing.assert_allclose(exe(x), expected, rtol=1e-6)
+
+
+def test_boolean_or_scan():
+    x = RNG.random((5, 8)) < 0.2
+    exe = xhlo.compile(window_module((5, 8), np.bool_, 1, "or", "false"))
+    assert _scanned(exe)
+    np.testing.assert_array_equal(exe(x), np.logical_or.accumulate(x, axis=1))
+
+
+def test_nan_propagates_through_cummax():
+    x = np.array([1.0, 3.0, np.nan, 2.0, 5.0], np.float32)
+    got = xhlo.compile(window_module((5,), np.float32, 0, "maximum", "0xFF800000"))(x)
+    np.testing.assert_array_equal(got[:2], [1.0, 3.0])
+    assert np.isnan(got[2:]).all()
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [dict(init="1.0"),  # not the identity of add: padding adds ones
+     dict(init="0.0", window=3, pad=(2, 0)),  # a sliding window, not a prefix
+     dict(init="0.0", window=8, pad=(2, 5))],  # padding split on both sides
+)
+def test_other_windows_keep_the_window_lowering(kwargs):
+    shape = (6,)
+    module = window_module(shape, np.float32, 0, "add", kwargs.pop("init"), **kwargs)
+    x = RNG.uniform(-1, 1, shape).astype(np.float32)
+    exe = xhlo.compile(module)
+    assert not _scanned(exe)
+    (expected,) = reference.evaluate(module, x)
+    np.testing.assert_allclose(exe(x), expected, rtol=1e-6)
+
+
+def test_a_million_elements_scan_in_linear_time():
+    """The literal lowering would add 5e11 numbers; the scan adds one per element."""
+    x = RNG.uniform(0, 1, 2**20).astype(np.float32)
+    exe = xhlo.compile(window_module(x.shape, np.float32, 0, "add", "0.0"))
+    got = exe(x)
+    np.testing.assert_allclose(got, np.cumsum(x, dtype=np.float64), rtol=1e-4)
