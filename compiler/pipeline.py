@@ -1,4 +1,3 @@
-# HELPERS: read /work/HELPER_BRIEF.md first (project context, rules: no git commits, venv, shared builders).
 """The compile pipeline, assembled in one place and printable as text.
 
 The pipeline is a list of named stages. Each stage is a textual pass pipeline

@@ -1,4 +1,3 @@
-# HELPERS: read /work/HELPER_BRIEF.md first (project context, rules: no git commits, venv, shared builders).
 """xhlo's passes: one pass per file, registered here by name (imported lazily)."""
 
 from __future__ import annotations
