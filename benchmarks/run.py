@@ -111,7 +111,6 @@ def worker(name: str, quick: bool) -> None:
     import jax
     import numpy as np
     from jax import export
-
     from workloads import BY_NAME
 
     workload = BY_NAME[name]
@@ -217,7 +216,7 @@ def summarize(result: dict, workload) -> dict:
         "xhlo_compile_s": result.get("xhlo_compile", {}).get("compile_seconds"),
         "xhlo_stage_s": result.get("xhlo_compile", {}).get("stages"),
         "check_worst": result.get("xhlo_check", {}).get("worst"),
-        "bytes": jax.get("bytes"),
+        "bytes": workload.traffic or jax.get("bytes"),
         "flops": workload.flops or None,
     }
     row["ratio"] = row["xhlo_ms"] / row["xla_ms"] if row["xhlo_ms"] and row["xla_ms"] else None
@@ -266,30 +265,35 @@ def plot(rows: list[dict], path: Path, baseline: list[dict] | None = None) -> No
     names = [r["name"] for r in rows]
     series = [("xhlo", {r["name"]: r for r in rows})]
     if baseline:
-        series.insert(0, ("baseline", {r["name"]: r for r in baseline}))
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(names) + 1.5))
+        series.insert(0, ("before (linalg -> loops)", {r["name"]: r for r in baseline}))
+    fig, ax = plt.subplots(figsize=(8, 0.5 * len(names) + 1.5))
     height = 0.8 / len(series)
     for k, (label, by_name) in enumerate(series):
         ys = [i + (k - (len(series) - 1) / 2) * height for i in range(len(names))]
-        ratios = [(by_name.get(n) or {}).get("ratio") or 0 for n in names]
-        bars = ax.barh(ys, [r if r else 0 for r in ratios], height=height, label=label)
-        for y, r, n in zip(ys, ratios, names):
-            status = (by_name.get(n) or {}).get("status", "")
-            text = f"{r:.2g}x" if r else ("timeout" if "timeout" in status else status[:12] or "-")
-            ax.text(max(r, 1e-1) * 1.05, y, text, va="center", fontsize=7)
-        del bars
+        found = [by_name.get(n) or {} for n in names]
+        ratios = [r.get("ratio") or 0 for r in found]
+        ax.barh(ys, ratios, height=height, label=label)
+        for y, ratio, row in zip(ys, ratios, found):
+            status = row.get("status", "")
+            text = _ratio_text(ratio) if ratio else ("did not finish" if "timeout" in status else status[:14])
+            ax.text(max(ratio, 0.12) * 1.08, y, text, va="center", fontsize=7)
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xscale("log")
+    ax.set_xlim(0.1, None)
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()
     ax.set_xlabel("xhlo time / XLA:CPU time (log scale, lower is better, 1 = parity)")
-    ax.set_title("xhlo vs jax.jit (XLA:CPU) on the same jax.export modules")
+    ax.set_title("xhlo vs jax.jit (XLA:CPU), same jax.export modules, 2 cores")
     if baseline:
-        ax.legend(loc="lower right")
+        ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _ratio_text(ratio: float) -> str:
+    return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.2f}x"
 
 
 def main() -> int:

@@ -24,6 +24,7 @@ class Workload:
     fn: Callable
     make_inputs: Callable[[np.random.Generator], tuple[np.ndarray, ...]]
     flops: float = 0.0  # useful FLOPs per call; 0 = judged by memory traffic
+    traffic: float = 0.0  # bytes a call must move, when not all of every input (a gather)
     rtol: float = 1e-5  # check: |xhlo - jax| <= atol + rtol * |jax|, elementwise
     atol: float = 1e-6
 
@@ -96,7 +97,7 @@ def lstm(xs, h0, c0, w, b):
         h = jax.nn.sigmoid(o) * jnp.tanh(c)
         return (h, c), h
 
-    (h, c), hs = lax.scan(step, (h0, c0), xs)
+    (_, c), hs = lax.scan(step, (h0, c0), xs)
     return hs, c
 
 
@@ -233,6 +234,7 @@ WORKLOADS: tuple[Workload, ...] = (
         f"embedding lookup: {LOOKUPS} rows of a [{VOCAB},{EMBED}] f32 table",
         embedding_gather,
         lambda rng: (_normal(rng, VOCAB, EMBED), rng.integers(0, VOCAB, LOOKUPS, dtype=np.int32)),
+        traffic=LOOKUPS * (4 + 2 * EMBED * 4),  # ids, the rows read, the rows written
         rtol=0.0,
         atol=0.0,
     ),

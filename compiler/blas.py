@@ -16,7 +16,7 @@ GEMM_SYMBOLS = {"f32": "scipy_cblas_sgemm", "f64": "scipy_cblas_dgemm"}
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enum values
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def library_path() -> str | None:
     """Path of libscipy_openblas, or None when the wheel is not installed."""
     try:
@@ -24,7 +24,7 @@ def library_path() -> str | None:
     except ImportError:
         return None
     names = glob.glob(os.path.join(scipy_openblas32.get_lib_dir(), "libscipy_openblas*.so*"))
-    return sorted(names)[0] if names else None
+    return min(names) if names else None
 
 
 def available() -> bool:

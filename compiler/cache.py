@@ -41,7 +41,7 @@ MEMORY_ENTRIES = 64
 _FORMAT = 1  # bump when the stored metadata changes
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _xhlo_fingerprint() -> str:
     """Hash of xhlo's Python sources: a change to any pass makes a new key."""
     digest = hashlib.sha256()
@@ -54,7 +54,7 @@ def _xhlo_fingerprint() -> str:
     return digest.hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _host() -> str:
     flags = ""
     try:
@@ -138,7 +138,7 @@ def store(directory: Path, key: str, engine: Any, metadata: dict) -> bool:
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
         obj, lib = Path(scratch, "program.o"), Path(scratch, "program.so")
         engine.dump_to_object_file(str(obj))
-        linked = subprocess.run([linker, "-shared", "-o", str(lib), str(obj)], capture_output=True)
+        linked = subprocess.run([linker, "-shared", "-o", str(lib), str(obj)], capture_output=True, check=False)
         if linked.returncode != 0 or not lib.exists():
             return False
         meta = Path(scratch, "program.json")

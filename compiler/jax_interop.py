@@ -205,8 +205,9 @@ def bind_platform_index(module: ir.Module, platforms: Sequence[str]) -> None:
     if not attrs or not _is_platform_index(attrs[0]):
         return
     block = main.regions[0].blocks[0]
+    index_type = ir.RankedTensorType(block.arguments[0].type).element_type
     with ir.InsertionPoint.at_block_begin(block), main.location:
-        index = sh.index_scalar(lowered.index(HOST_PLATFORM))
+        index = sh.index_scalar(lowered.index(HOST_PLATFORM), index_type)
     block.arguments[0].replace_all_uses_with(index)
     block.erase_argument(0)
     _set_arguments(main, list(_function_type(main).inputs)[1:], attrs[1:])
@@ -242,6 +243,10 @@ def _cases(root: ir.Operation) -> list[ir.Operation]:
 
 
 def _constant_index(value: ir.Value) -> int | None:
+    """The constant a case index holds, looking through the i64 -> i32 convert
+    that x64-mode exports put after the platform index."""
+    while isinstance(value, ir.OpResult) and value.owner.name == "stablehlo.convert":
+        value = value.owner.operands[0]
     if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.constant":
         return None
     attr = ir.DenseElementsAttr(value.owner.attributes["value"])

@@ -20,6 +20,7 @@ its loop lowering.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 from xhlo import blas
@@ -69,7 +70,7 @@ def _run(dims: list[int], run: tuple[int, ...], shape: list[int], strides: list[
     positions = [dims.index(d) for d in run if shape[dims.index(d)] != 1]
     if not positions:
         return _Run(1, 1)
-    for outer, inner in zip(positions, positions[1:]):
+    for outer, inner in itertools.pairwise(positions):
         if strides[outer] != strides[inner] * shape[inner]:
             return None
     return _Run(math.prod(shape[p] for p in positions), strides[positions[-1]])

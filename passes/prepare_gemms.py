@@ -15,8 +15,11 @@ bufferization.
   reduction; rows, columns and reduction must each be a contiguous, equally
   ordered run of dimensions in the operands they appear in, so that a row-major
   matrix (possibly transposed) can describe each operand.
-* 2-D convolutions (NHWC/HWCF, NHWC/FHWC and NCHW/FCHW) first become an im2col
-  matrix times the filter through the upstream transform (``im2col`` option).
+* 2-D convolutions first become an im2col matrix times the filter (``im2col``
+  option). NHWC/HWCF ones (JAX's layout) get xhlo's own im2col, a copy
+  ``patches[n, oh, ow, kh, kw, c] = image[n, oh*s + kh*d, ow*s + kw*d, c]`` whose
+  inner loop is contiguous channels, so it vectorizes; NHWC/FHWC and NCHW/FCHW
+  use the upstream transform (its mod/floordiv indexing stays scalar).
 
 The named op keeps ``linalg-fuse-elementwise-ops`` from pulling an elementwise
 producer (a bias add and relu) into the multiply-accumulate loop, where it
@@ -30,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from xhlo._mlir import ir, linalg
+from xhlo._mlir import ir, linalg, tensor
 
 from .base import ModulePass, walk_ops
 
@@ -189,6 +192,60 @@ def _rewrite(op: ir.Operation, shape: GemmShape) -> None:
     op.erase()
 
 
+def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, i) for i in g]) for g in groups])
+
+
+def _pair(op: ir.Operation, name: str) -> list[int]:
+    if name not in op.attributes:
+        return [1, 1]
+    return [int(v) for v in ir.DenseIntElementsAttr(op.attributes[name])]
+
+
+def _im2col_nhwc(op: ir.Operation) -> None:
+    """NHWC x HWCF convolution -> patches[n, oh, ow, kh, kw, c] (a copy whose inner loop
+    reads C contiguous channels, which xhlo-vectorize vectorizes) times the filter
+    as a [N*OH*OW, KH*KW*C] x [KH*KW*C, F] contraction tagged for BLAS."""
+    image, filt, out = op.operands
+    n, oh, ow, f = ir.RankedTensorType(out.type).shape
+    kh, kw, c, _ = ir.RankedTensorType(filt.type).shape
+    elem = ir.RankedTensorType(out.type).element_type
+    (sh, sw), (dh, dw) = _pair(op, "strides"), _pair(op, "dilations")
+    d = [ir.AffineDimExpr.get(i) for i in range(6)]
+    read = ir.AffineMap.get(6, 0, [d[0], d[1] * sh + d[3] * dh, d[2] * sw + d[4] * dw, d[5]])
+    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+    with ir.InsertionPoint(op), op.location:
+        patches_type = ir.RankedTensorType.get([n, oh, ow, kh, kw, c], elem)
+        empty = tensor.EmptyOp([n, oh, ow, kh, kw, c], elem).result
+        patches = ir.Operation.create(
+            "linalg.generic", results=[patches_type], operands=[image, empty],
+            attributes={
+                "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(read),
+                                                   ir.AffineMapAttr.get(ir.AffineMap.get_identity(6))]),
+                "iterator_types": ir.ArrayAttr.get([parallel] * 6),
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1]),
+            },
+            regions=1,
+        )
+        body = patches.regions[0].blocks.append(elem, elem)
+        with ir.InsertionPoint(body):
+            ir.Operation.create("linalg.yield", operands=[body.arguments[0]])
+        rows, inner = n * oh * ow, kh * kw * c
+        columns = tensor.collapse_shape(ir.RankedTensorType.get([rows, inner], elem), patches.result,
+                                        _reassociation([[0, 1, 2], [3, 4, 5]]))
+        matrix = tensor.collapse_shape(ir.RankedTensorType.get([inner, f], elem), filt, _reassociation([[0, 1, 2], [3]]))
+        acc = tensor.collapse_shape(ir.RankedTensorType.get([rows, f], elem), out, _reassociation([[0, 1, 2], [3]]))
+        m, nn, k = (ir.AffineDimExpr.get(i) for i in range(3))
+        product = linalg.contract(columns, matrix, outs=[acc], indexing_maps=[
+            ir.AffineMap.get(3, 0, [m, k]), ir.AffineMap.get(3, 0, [k, nn]), ir.AffineMap.get(3, 0, [m, nn])])
+        product.owner.attributes[BLAS_TAG] = ir.UnitAttr.get()
+        result = tensor.expand_shape(ir.RankedTensorType(out.type), product, _reassociation([[0, 1, 2], [3]]),
+                                     [], [n, oh, ow, f])
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+
+
 def _volume(op: ir.Operation, shape: GemmShape) -> int:
     ranges = _ranges(op)
     return math.prod(ranges[d] for d in (*shape.rows, *shape.cols, *shape.inner))
@@ -240,7 +297,11 @@ class PrepareGemms(ModulePass):
             return
         if self.im2col:
             convs = [op for op in walk_ops(module, CONVOLUTIONS) if self._conv_worth_it(op)]
-            _tag_and_apply(module, convs, "xhlo.im2col", _IM2COL)
+            others = [op for op in convs if op.name != "linalg.conv_2d_nhwc_hwcf"]
+            for op in convs:
+                if op.name == "linalg.conv_2d_nhwc_hwcf":
+                    _im2col_nhwc(op)
+            _tag_and_apply(module, others, "xhlo.im2col", _IM2COL)
         named = [op for op in walk_ops(module, ("linalg.matmul", "linalg.batch_matmul"))
                  if BLAS_TAG not in op.attributes and all(_float_element(v.type) for v in op.operands)]
         _tag_and_apply(module, named, "xhlo.generalize", _GENERALIZE)

@@ -16,7 +16,6 @@ import dataclasses
 
 import ml_dtypes
 import numpy as np
-
 from xhlo._mlir import arith, ir
 
 from .base import ModulePass, walk_ops
@@ -28,7 +27,7 @@ def _element(t: ir.Type) -> ir.Type:
     return ir.ShapedType(t).element_type if isinstance(t, ir.ShapedType) else t
 
 
-def _splat(value: float | int, like: ir.Type) -> ir.Value:
+def _splat(value: float, like: ir.Type) -> ir.Value:
     """A constant of type ``like`` (scalar or vector) holding ``value``."""
     elem = _element(like)
     if isinstance(elem, ir.IntegerType):

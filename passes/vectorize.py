@@ -8,18 +8,28 @@ op's data. Every other loop is tiled by one, the vector loop by the SIMD width
 (a multiple of it for reductions, so several independent accumulators hide the
 add latency), and the linalg vectorizer turns each tile into vector ops.
 
-A reduction along the vector loop keeps a vector of partial results and folds
-it at the end (``tile_reduction_using_for``): that reassociates the
-reduction, which StableHLO allows (the order of ``reduce`` is unspecified).
-Reductions whose body is not one recognizable combiner (argmax's pair of
-selects) are vectorized along a parallel loop instead, or left alone.
+* Reductions along the vector loop keep a vector of partial results folded at
+  the end (``tile_reduction_using_for``): that reassociates the reduction,
+  which StableHLO allows (the order of ``reduce`` is unspecified). Reductions
+  whose body is not one recognizable combiner (argmax's pair of selects) are
+  vectorized along a parallel loop instead, or left alone.
+* Window accesses (``x[oh + kh]``: convolutions, pooling, im2col) are tiled,
+  then the tile's unit loops are folded away so the vectorizer sees plain
+  slices. Reverses (``-d0``) and mod/floordiv indexing keep scalar loops.
+* Gathers whose row index comes from another tensor (embedding lookups) are
+  tiled first; the row lookup, the same for the whole tile, is hoisted out of
+  the tile's body so the row is read with contiguous vector loads.
+* Loops up to four vectors long become one vector; longer ones that no tile
+  divides get a masked last tile.
 
 The work is done by transform-dialect scripts run with the transform
 interpreter, one per op, so an op the vectorizer rejects keeps its scalar
 lowering and the rest of the function is still vectorized. Ops tagged
-``xhlo.blas`` (matmuls headed for a BLAS call) are left untouched. No CSE runs
-here: merging two ``tensor.empty`` before bufferization makes one-shot
-bufferization give two loop-carried tensors one buffer (a merge sort breaks).
+``xhlo.blas`` (matmuls headed for a BLAS call) are left untouched. Vectors of
+i1, sub-byte integers and half floats are avoided (bit-packed in memory, or
+not legalizable by LLVM). No CSE runs here: merging two ``tensor.empty``
+before bufferization makes one-shot bufferization give two loop-carried
+tensors one buffer (a merge sort breaks).
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from xhlo._mlir import ir
+from xhlo._mlir import arith, ir
 
 from .base import ModulePass
 
@@ -40,6 +50,8 @@ _ALLOWED_BODY_DIALECTS = ("arith.", "math.")
 _ALLOWED_BODY_OPS = {"linalg.yield", "linalg.index", "tensor.extract"}
 # Their vector forms lower less precisely (or not at all) than the scalar ones.
 _SCALAR_ONLY_MATH = {"math.expm1", "math.log1p", "math.ipowi", "math.fpowi"}
+# Ops on f16/bf16 vectors LLVM lowers; the arithmetic itself runs in f32 (xhlo-emulate-small-floats).
+_SMALL_FLOAT_SAFE = {"arith.extf", "arith.truncf", "linalg.yield", "tensor.extract", "arith.select"}
 # Binary ops tile_reduction_using_for knows the neutral element of.
 _COMBINERS = {
     "arith.addf", "arith.mulf", "arith.addi", "arith.muli",
@@ -70,10 +82,33 @@ class TilePlan:
     tile_sizes: tuple[int, ...]  # tile_using_for sizes, 0 = not tiled
     reduction_tile: tuple[int, ...] | None  # tile_reduction_using_for sizes
     vector_sizes: tuple[int, ...] | None  # explicit (masked) vector sizes of the tile
+    fold_unit_dims: bool = False  # window accesses (d0 + d1): drop the tile's unit loops first
+
+    def tile_script(self) -> str:
+        """Only the tiling of a plain parallel plan; the tiled op keeps the target tag."""
+        loops = sum(1 for t in self.tile_sizes if t)
+        names = ", ".join(f"%l{i}" for i in range(loops))
+        types = ", ".join(["!transform.any_op"] * (loops + 1))
+        return _sequence(
+            f"%op = transform.structured.match attributes{{{TARGET}}} in %root "
+            ": (!transform.any_op) -> !transform.any_op\n"
+            f"    %tiled, {names} = transform.structured.tile_using_for %op "
+            f"tile_sizes {list(self.tile_sizes)} : (!transform.any_op) -> ({types})")
+
+    def vectorize_script(self) -> str:
+        sizes = f" vector_sizes {list(self.vector_sizes)}" if self.vector_sizes else ""
+        return _sequence(
+            f"%op = transform.structured.match attributes{{{TARGET}}} in %root "
+            ": (!transform.any_op) -> !transform.any_op\n"
+            f"    transform.structured.vectorize %op{sizes} {{vectorize_nd_extract}} : !transform.any_op")
+
+    @property
+    def plain_tiling(self) -> bool:
+        return not (self.flatten or self.reduction_tile or self.fold_unit_dims) and any(self.tile_sizes)
 
     def script(self) -> str:
-        lines = [f"%op = transform.structured.match attributes{{{TARGET}}} in %root "
-                 ": (!transform.any_op) -> !transform.any_op"]
+        lines = [(f"%op = transform.structured.match attributes{{{TARGET}}} in %root "
+                  ": (!transform.any_op) -> !transform.any_op")]
         handle = "%op"
         if self.flatten:
             lines.append("%flat = transform.structured.flatten_elementwise %op "
@@ -86,16 +121,23 @@ class TilePlan:
             lines.append(f"%tiled, {names} = transform.structured.tile_using_for {handle} "
                          f"tile_sizes {list(self.tile_sizes)} : (!transform.any_op) -> ({types})")
             handle = "%tiled"
+            if self.fold_unit_dims:  # the innermost loop holds just the tile: fold its unit loops
+                lines.append(f"transform.apply_patterns to %l{loops - 1} {{\n"
+                             "      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices\n"
+                             "    } : !transform.any_op")
+                lines.append(f"%folded = transform.structured.match ops{{[\"linalg.generic\"]}} in %l{loops - 1} "
+                             ": (!transform.any_op) -> !transform.any_op")
+                handle = "%folded"
         sizes = f" vector_sizes {list(self.vector_sizes)}" if self.vector_sizes else ""
         if self.reduction_tile:
             lines.append(f"%fill, %split, %combine, %rloop = transform.structured.tile_reduction_using_for "
                          f"{handle} by tile_sizes = {list(self.reduction_tile)} : (!transform.any_op) -> "
                          "(!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)")
-            lines.append(f"transform.structured.vectorize %split{sizes} : !transform.any_op")
+            lines.append(f"transform.structured.vectorize %split{sizes} {{vectorize_nd_extract}} : !transform.any_op")
             lines.append("transform.structured.vectorize %combine : !transform.any_op")
             lines.append("transform.structured.vectorize %fill : !transform.any_op")
         else:
-            lines.append(f"transform.structured.vectorize {handle}{sizes} : !transform.any_op")
+            lines.append(f"transform.structured.vectorize {handle}{sizes} {{vectorize_nd_extract}} : !transform.any_op")
         return _sequence("\n    ".join(lines))
 
 
@@ -149,21 +191,29 @@ def _dim_position(expr) -> int | None:
     return ir.AffineDimExpr(expr).position if isinstance(expr, ir.AffineDimExpr) else None
 
 
-def _monotone(expr) -> bool:
-    """Dims, non-negative constants and their non-negative combinations: tiling slices
-    such accesses correctly (``-d0 + 3``, a reverse, it does not)."""
-    if isinstance(expr, ir.AffineDimExpr):
+def _monotone_access(expr) -> bool:
+    """Dims, non-negative constants, their sums and non-negative multiples (windows with
+    strides and dilations): tiling slices them right, and once a tile's unit loops are
+    folded the vectorizer sees plain accesses. Reverses (``-d0``) and mod/floordiv not."""
+    if _plain_access(expr):
         return True
-    if isinstance(expr, ir.AffineConstantExpr):
-        return ir.AffineConstantExpr(expr).value >= 0
     if isinstance(expr, ir.AffineAddExpr):
         add = ir.AffineAddExpr(expr)
-        return _monotone(add.lhs) and _monotone(add.rhs)
+        return _monotone_access(add.lhs) and _monotone_access(add.rhs)
     if isinstance(expr, ir.AffineMulExpr):
         mul = ir.AffineMulExpr(expr)
-        return any(isinstance(side, ir.AffineConstantExpr) and ir.AffineConstantExpr(side).value >= 0
-                   for side in (mul.lhs, mul.rhs)) and _monotone(mul.lhs) and _monotone(mul.rhs)
+        constant = [side for side in (mul.lhs, mul.rhs) if isinstance(side, ir.AffineConstantExpr)]
+        return bool(constant) and ir.AffineConstantExpr(constant[0]).value >= 0 \
+            and _monotone_access(mul.lhs) and _monotone_access(mul.rhs)
     return False
+
+
+def _plain_access(expr) -> bool:
+    """A dimension or a constant: the accesses the linalg vectorizer turns into vector
+    transfers. Windows (``d1 + d4``) and reverses (``-d0 + 3``) are left scalar."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return True
+    return isinstance(expr, ir.AffineConstantExpr) and ir.AffineConstantExpr(expr).value >= 0
 
 
 def _loop_ranges(maps: list[ir.AffineMap], shapes: list[tuple[int, ...]], n_loops: int) -> list[int] | None:
@@ -176,6 +226,21 @@ def _loop_ranges(maps: list[ir.AffineMap], shapes: list[tuple[int, ...]], n_loop
     return None if any(r is None for r in ranges) else ranges  # type: ignore[return-value]
 
 
+def _gathers_through_gathers(op: ir.Operation) -> bool:
+    """A tensor.extract whose index comes from another (an embedding lookup). The
+    vectorizer rejects these unless the inner lookup is hoisted out of the tile."""
+    extracted = set()
+    for inner in op.regions[0].blocks[0].operations:
+        inner = inner.operation
+        if any(v in extracted for v in inner.operands):
+            if inner.name == "tensor.extract":
+                return True
+            extracted.update(inner.results)
+        if inner.name == "tensor.extract":
+            extracted.update(inner.results)
+    return False
+
+
 def _body_is_vectorizable(op: ir.Operation) -> bool:
     for inner in op.regions[0].blocks[0].operations:
         name = inner.operation.name
@@ -184,8 +249,11 @@ def _body_is_vectorizable(op: ir.Operation) -> bool:
         if name not in _ALLOWED_BODY_OPS and not name.startswith(_ALLOWED_BODY_DIALECTS):
             return False
         for value in list(inner.operands) + list(inner.results):
-            if _element_bits(_scalar_type(value.type)) is None:
+            elem = _scalar_type(value.type)
+            if _element_bits(elem) is None:
                 return False
+            if isinstance(elem, (ir.F16Type, ir.BF16Type)) and name not in _SMALL_FLOAT_SAFE:
+                return False  # LLVM cannot legalize most vector ops on half floats (it aborts)
     return True
 
 
@@ -193,6 +261,12 @@ def _scalar_type(t: ir.Type) -> ir.Type:
     if isinstance(t, ir.ShapedType):
         return ir.ShapedType(t).element_type
     return t
+
+
+def _uses_indices(op: ir.Operation) -> bool:
+    """Does the body read loop indices (iota, gather)? Flattening would turn them into div/mod."""
+    return any(inner.operation.name in ("linalg.index", "tensor.extract")
+               for inner in op.regions[0].blocks[0].operations)
 
 
 def _combiners_recognized(op: ir.Operation, n_inputs: int) -> bool:
@@ -214,7 +288,8 @@ def _combiners_recognized(op: ir.Operation, n_inputs: int) -> bool:
 
 
 def _choose_vector_loop(
-    maps: list[ir.AffineMap], shapes: list[tuple[int, ...]], parallel: list[bool], allowed: list[bool]
+    maps: list[ir.AffineMap], shapes: list[tuple[int, ...]], parallel: list[bool], allowed: list[bool],
+    ranges: list[int],
 ) -> int | None:
     """The allowed loop indexing the contiguous dimension of the most elements."""
     weight = [0] * len(parallel)
@@ -227,7 +302,7 @@ def _choose_vector_loop(
     candidates = [d for d in range(len(parallel)) if allowed[d] and weight[d] > 0]
     if not candidates:
         return None
-    return max(candidates, key=lambda d: (weight[d], parallel[d], d))
+    return max(candidates, key=lambda d: (weight[d], ranges[d] > 1, parallel[d], d))
 
 
 def _fitting_tile(extent: int, width: int) -> tuple[int, bool]:
@@ -248,7 +323,8 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
     if any(b is None for b in bits) or any(_is_bool(t) for t in elements):
         return None  # LLVM packs vectors of i1 into bits; i1 tensors hold one byte per element
     maps = _maps(op)
-    if not all(_monotone(e) for m in maps for e in m.results):
+    window = not all(_plain_access(e) for m in maps for e in m.results)
+    if window and not all(_monotone_access(e) for m in maps for e in m.results):
         return None
     parallel = ["parallel" in str(it) for it in op.attributes["iterator_types"]]
     n_loops = len(parallel)
@@ -257,15 +333,31 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
         return None
     width = max(2, vector_bits // max(bits))
     n_inputs = len(op.operands) - len(op.results)
-    if all(parallel) and n_loops > 1 and all(m == ir.AffineMap.get_identity(n_loops) for m in maps):
+    if all(parallel) and n_loops > 1 and all(m == ir.AffineMap.get_identity(n_loops) for m in maps) \
+            and not _uses_indices(op):
         return _parallel_plan([math.prod(ranges)], 0, width, flatten=True)
     reducible = all(parallel) or _combiners_recognized(op, n_inputs)
-    d = _choose_vector_loop(maps, shapes, parallel, [p or reducible for p in parallel])
-    if d is None:
-        return None
+    d = _choose_vector_loop(maps, shapes, parallel, [p or reducible for p in parallel], ranges)
+    if d is None or ranges[d] == 1:
+        return None  # nothing contiguous to put in a vector
     if parallel[d]:
-        return _parallel_plan(ranges, d, width, flatten=False)
-    return _reduction_plan(ranges, d, width * reduction_vectors)
+        plan = _parallel_plan(ranges, d, width, flatten=False)
+    else:
+        plan = _reduction_plan(ranges, d, width * reduction_vectors)
+    if window:
+        return _folded(plan, ranges, d)
+    return plan
+
+
+def _folded(plan: TilePlan, ranges: list[int], d: int) -> TilePlan | None:
+    """The plan of a window op: tile every loop but ``d`` to one, fold those unit loops away,
+    vectorize what is left (the vector loop), masked if its tile needs it."""
+    if plan.reduction_tile is not None or not any(plan.tile_sizes):
+        return None  # split reductions and untiled ops keep their windows: left scalar
+    if any(r > 1 and t != 1 for i, (t, r) in enumerate(zip(plan.tile_sizes, ranges)) if i != d):
+        return None
+    sizes = (plan.vector_sizes[d],) if plan.vector_sizes else None
+    return dataclasses.replace(plan, vector_sizes=sizes, fold_unit_dims=True)
 
 
 def _parallel_plan(ranges: list[int], d: int, width: int, *, flatten: bool) -> TilePlan:
@@ -327,6 +419,57 @@ def _apply(module: ir.Operation, script: str) -> bool:
         handler.detach()
 
 
+def _tagged(module: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op):
+        if TARGET in op.attributes:
+            found.append(op.operation)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+_HOISTABLE = ("arith.", "math.", "affine.apply")
+
+
+def _fold_unit_indices(op: ir.Operation) -> None:
+    """``linalg.index d`` of a loop the tile made one long is 0."""
+    shapes = _operand_shapes(op)
+    if shapes is None:
+        return
+    ranges = _loop_ranges(_maps(op), shapes, len(op.attributes["iterator_types"]))
+    if ranges is None:
+        return
+    for inner in list(op.regions[0].blocks[0].operations):
+        inner = inner.operation
+        if inner.name == "linalg.index" and ranges[ir.IntegerAttr(inner.attributes["dim"]).value] == 1:
+            with ir.InsertionPoint(inner), inner.location:
+                zero = arith.constant(ir.IndexType.get(), 0)
+            inner.results[0].replace_all_uses_with(zero)
+            inner.erase()
+
+
+def _hoist_tile_invariants(op: ir.Operation) -> None:
+    """Move pure body ops that read neither elements nor loop indices in front of the op.
+
+    In a tile of an embedding lookup the row index (``ids[i]``, clamped) is the
+    same for the whole tile; out of the body, the vectorizer sees the table read
+    as one contiguous load of the row instead of a gather.
+    """
+    block = op.regions[0].blocks[0]
+    _fold_unit_indices(op)
+    varying = set(block.arguments)
+    for inner in list(block.operations):
+        inner = inner.operation
+        pure = inner.name == "tensor.extract" or inner.name.startswith(_HOISTABLE)
+        if not pure or inner.regions or any(v in varying for v in inner.operands):
+            varying.update(inner.results)
+            continue
+        inner.move_before(op)
+
+
 def _loop_depth(module: ir.Operation) -> int:
     deepest = 0
 
@@ -359,8 +502,17 @@ class Vectorize(ModulePass):
             plan = plan_for(op, self.vector_bits, self.reduction_vectors)
             if plan is None:
                 continue
+            gather = _gathers_through_gathers(op)
+            if gather and not plan.plain_tiling:
+                continue
             op.attributes[TARGET] = ir.UnitAttr.get()
-            _apply(module, plan.script())
+            if gather:  # tile, hoist the row lookup out of the tile, then vectorize
+                if _apply(module, plan.tile_script()):
+                    for tiled in _tagged(module):
+                        _hoist_tile_invariants(tiled)
+                    _apply(module, plan.vectorize_script())
+            else:
+                _apply(module, plan.script())
             self._untag(module)
         _apply(module, _sequence(_CLEANUP))
         for _ in range(_loop_depth(module)):

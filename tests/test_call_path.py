@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-
 import xhlo
 
 ADD = """func.func @main(%a: tensor<3x4xf32>, %b: tensor<3x4xf32>) -> tensor<3x4xf32> {

@@ -370,7 +370,14 @@ def test_linalg_built_on_svd():
 # -- calling conventions -------------------------------------------------------------------------
 
 
-def test_multi_platform_export_binds_the_cpu_index():
+@pytest.mark.parametrize("x64", [False, True], ids=["x32", "x64"])
+def test_multi_platform_export_binds_the_cpu_index(x64):
+    """The platform index is i32 by default and i64 when jax runs in x64 mode."""
+    with jax.enable_x64(x64):
+        _check_multi_platform_export()
+
+
+def _check_multi_platform_export():
     def f(x):
         return lax.platform_dependent(
             x, cpu=lambda x: x * 2, default=lambda x: x * 3

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import xhlo
 from xhlo import reference
 
@@ -100,9 +99,9 @@ def test_nan_propagates_through_cummax():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(init="1.0"),  # not the identity of add: padding adds ones
-     dict(init="0.0", window=3, pad=(2, 0)),  # a sliding window, not a prefix
-     dict(init="0.0", window=8, pad=(2, 5))],  # padding split on both sides
+    [{"init": "1.0"},  # not the identity of add: padding adds ones
+     {"init": "0.0", "window": 3, "pad": (2, 0)},  # a sliding window, not a prefix
+     {"init": "0.0", "window": 8, "pad": (2, 5)}],  # padding split on both sides
 )
 def test_other_windows_keep_the_window_lowering(kwargs):
     shape = (6,)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-
 import xhlo
 from xhlo.passes.scratch_arena import pack
 

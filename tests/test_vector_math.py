@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import xhlo
 
 RNG = np.random.default_rng(1234)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import xhlo
 from xhlo._mlir import ir, new_context
 from xhlo.passes.vectorize import plan_for
@@ -217,3 +216,60 @@ def test_plan_short_reduction_is_one_vector():
 def test_narrower_registers_give_narrower_tiles():
     plan = _generic_plan(row_sum(1024), vector_bits=256, reduction_vectors=1)
     assert plan.reduction_tile == (0, 8)
+
+
+def test_window_ops_vectorize_after_folding_their_unit_loops():
+    """A max pool (reduce_window, stride 2) reads x[2i + di, 2j + dj, c]: tiled, the window
+    loops fold away and the channels (contiguous) form the vectors."""
+    t, r = _t((9, 9, 32)), _t((4, 4, 32))
+    src = f"""func.func @main(%x: {t}) -> {r} {{
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %ninf) <{{window_dimensions = array<i64: 3, 3, 1>, window_strides = array<i64: 2, 2, 1>}}> ({{
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }}) : ({t}, tensor<f32>) -> {r}
+  return %0 : {r}
+}}"""
+    x = RNG.standard_normal((9, 9, 32)).astype(np.float32)
+    exe = xhlo.compile(src)
+    expected = np.full((4, 4, 32), -np.inf, np.float32)
+    for di in range(3):
+        for dj in range(3):
+            expected = np.maximum(expected, x[di:di + 8:2, dj:dj + 8:2, :])
+    np.testing.assert_array_equal(exe(x), expected)
+    assert vectorized(exe)
+
+
+def test_half_float_window_stays_scalar_and_right():
+    """LLVM aborts on some bf16 vector ops (maximum): such bodies keep scalar loops."""
+    import ml_dtypes
+
+    t = _t((12,), "bf16")
+    src = f"""func.func @main(%x: {t}) -> {t} {{
+  %ninf = stablehlo.constant dense<0xFF80> : tensor<bf16>
+  %0 = "stablehlo.reduce_window"(%x, %ninf) <{{padding = dense<[[2, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 3>}}> ({{
+  ^bb0(%a: tensor<bf16>, %b: tensor<bf16>):
+    %m = stablehlo.maximum %a, %b : tensor<bf16>
+    stablehlo.return %m : tensor<bf16>
+  }}) : ({t}, tensor<bf16>) -> {t}
+  return %0 : {t}
+}}"""
+    x = RNG.standard_normal(12).astype(ml_dtypes.bfloat16)
+    wide = x.astype(np.float32)
+    expected = np.array([wide[max(0, i - 2): i + 1].max() for i in range(12)]).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(xhlo.compile(src)(x), expected)
+
+
+def test_embedding_lookup_reads_whole_rows():
+    """table[ids]: the row index is hoisted out of each tile, the row read as vectors."""
+    jax = pytest.importorskip("jax")
+    from jax import export
+
+    table = RNG.standard_normal((500, 96)).astype(np.float32)
+    ids = RNG.integers(-600, 600, 300).astype(np.int32)  # out of range ids are clamped, negatives wrap once
+    exported = export.export(jax.jit(lambda t, i: t[i]), platforms=["cpu"])(table, ids)
+    exe = xhlo.compile(exported)
+    np.testing.assert_array_equal(exe(table, ids), np.asarray(jax.jit(lambda t, i: t[i])(table, ids)))
+    loops = exe.ir("xhlo-lower-to-loops")
+    assert "vector.transfer_read %arg0" in loops and "memref.load %arg0" not in loops  # no scalar table reads

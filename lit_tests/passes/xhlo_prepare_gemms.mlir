@@ -93,13 +93,18 @@ func.func @not_a_product(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>, %c: tenso
 
 // -----
 
-// A convolution becomes an im2col matrix (a copying generic) times the collapsed filter.
+// An NHWC convolution becomes patches[n, oh, ow, kh, kw, c] (a copy reading C
+// contiguous channels per tap) collapsed into a 256x144 matrix, times the
+// collapsed 144x32 filter.
+// CHECK-DAG: #[[TAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 + d3, d2 + d4, d5)>
 // CHECK-LABEL: func.func @convolution
 // CHECK-SAME: (%[[X:.*]]: tensor<1x18x18x16xf32>, %[[W:.*]]: tensor<3x3x16x32xf32>, %[[O:.*]]: tensor<1x16x16x32xf32>)
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<1x16x16x3x3x16xf32>
+// CHECK: %[[PATCHES:.*]] = linalg.generic {indexing_maps = [#[[TAP]], #{{.*}}], {{.*}}} ins(%[[X]] : tensor<1x18x18x16xf32>) outs(%[[EMPTY]] : tensor<1x16x16x3x3x16xf32>)
+// CHECK: %[[COLS:.*]] = tensor.collapse_shape %[[PATCHES]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<1x16x16x3x3x16xf32> into tensor<256x144xf32>
 // CHECK: %[[FILTER:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0, 1, 2], [3]] : tensor<3x3x16x32xf32> into tensor<144x32xf32>
 // CHECK: %[[OUT:.*]] = tensor.collapse_shape %[[O]]
-// CHECK: %[[COLS:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<1x18x18x16xf32>) outs(%{{.*}} : tensor<1x256x144xf32>)
-// CHECK: %[[P:.*]] = linalg.contract {{.*}} {xhlo.blas} ins(%[[COLS]], %[[FILTER]] : tensor<1x256x144xf32>, tensor<144x32xf32>) outs(%[[OUT]] : tensor<1x256x32xf32>)
+// CHECK: %[[P:.*]] = linalg.contract {{.*}} {xhlo.blas} ins(%[[COLS]], %[[FILTER]] : tensor<256x144xf32>, tensor<144x32xf32>) outs(%[[OUT]] : tensor<256x32xf32>)
 // CHECK: tensor.expand_shape %[[P]]
 func.func @convolution(%x: tensor<1x18x18x16xf32>, %w: tensor<3x3x16x32xf32>, %o: tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32> {
   %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x18x18x16xf32>, tensor<3x3x16x32xf32>) outs(%o : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>

@@ -130,3 +130,24 @@ func.func @blas_matmul_untouched(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>, %
   %0 = linalg.matmul {xhlo.blas} ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %0 : tensor<64x64xf32>
 }
+
+// -----
+
+// A window access (d0 + d1), as convolutions and pooling lower to: the window
+// loop is tiled by one and folded away, leaving a 32-wide slice of x per tap.
+// CHECK-LABEL: func.func @window
+// CHECK-SAME: (%[[X:.*]]: tensor<34xf32>
+// CHECK: %[[ACC:.*]] = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<32xf32>)
+// CHECK: %[[TAP:.*]] = tensor.extract_slice %[[X]][%[[K]]] [32] [1] : tensor<34xf32> to tensor<32xf32>
+// CHECK: vector.transfer_read %[[TAP]]{{.*}} : tensor<32xf32>, vector<32xf32>
+// CHECK: arith.mulf {{.*}} : vector<32xf32>
+// CHECK-NOT: linalg.generic
+func.func @window(%x: tensor<34xf32>, %w: tensor<3xf32>, %init: tensor<32xf32>) -> tensor<32xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0 + d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x, %w : tensor<34xf32>, tensor<3xf32>) outs(%init : tensor<32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
