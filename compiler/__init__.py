@@ -5,6 +5,7 @@ from .checks import CheckFailure
 from .errors import CompilerError, UnsupportedOpError
 from .executable import Executable
 from .runtime.errors import CollectiveError
+from .runtime.host import register_custom_call_target, unregister_custom_call_target
 
 __version__ = "0.1.0"
 
@@ -29,4 +30,6 @@ __all__ = [
     "UnsupportedOpError",
     "CheckFailure",
     "CollectiveError",
+    "register_custom_call_target",
+    "unregister_custom_call_target",
 ]

@@ -217,6 +217,32 @@ class Executable:
             self._scratch.buffer = arena
         return arena[:size]
 
+    # -- host transfers (infeed / outfeed) ------------------------------------------------
+
+    def _host_queues(self, what: str):
+        if self._runtime is None:
+            raise ValueError(f"{what}: this program has no infeed, outfeed or host calls")
+        return self._runtime.host
+
+    def transfer_to_infeed(self, *arrays, device: int = 0) -> None:
+        """Queue one item (one array per infeed result) for ``device``'s next infeed."""
+        self._host_queues("transfer_to_infeed").infeed(device).put(
+            tuple(np.array(a) for a in arrays)  # a copy: the caller may reuse its arrays
+        )
+
+    def transfer_from_outfeed(self, *, device: int = 0, timeout: float | None = 0.0):
+        """The oldest item ``device``'s outfeed holds: one array, or a tuple of them.
+
+        Waits up to ``timeout`` seconds (None: forever) for one to arrive."""
+        import queue
+
+        outfeed = self._host_queues("transfer_from_outfeed").outfeed(device)
+        try:
+            item = outfeed.get(block=timeout != 0.0, timeout=timeout or None)
+        except queue.Empty:
+            raise ValueError(f"device {device}'s outfeed is empty") from None
+        return item[0] if len(item) == 1 else item
+
     def run_replicated(self, args_per_device, *, entry: str | None = None, timeout: float | None = None):
         """Run on every device, one thread each: device d = replica_id * num_partitions + partition_id.
 
@@ -249,6 +275,8 @@ class Executable:
                 array = np.asarray(arg, dtype=spec.dtype)
             else:
                 array = np.asarray(arg)
+                if array.dtype.kind == "V" and array.dtype.itemsize == spec.dtype.itemsize:
+                    array = array.view(spec.dtype)  # npz files keep bf16/f8 as raw bytes
                 if array.dtype != spec.dtype:
                     raise ValueError(
                         f"argument {i} of {sig.name}: expected dtype {spec.dtype} "

@@ -35,6 +35,7 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-legalize-shardy",
             "xhlo-legalize-lapack-custom-calls",
             "xhlo-lower-collectives",
+            "xhlo-lower-host-calls",
             "xhlo-legalize-custom-calls",
             "func.func(stablehlo-legalize-composite-to-call)",
             "inline",

@@ -33,6 +33,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-precise-math-to-libm": "precise_math_to_libm:PreciseMathToLibm",
     "xhlo-emit-c-interface": "emit_c_interface:EmitCInterface",
     "xhlo-lower-collectives": "lower_collectives:LowerCollectives",
+    "xhlo-lower-host-calls": "lower_host_calls:LowerHostCalls",
     "xhlo-localize-shard-map": "localize_shard_map:LocalizeShardMap",
     "xhlo-lower-runtime-calls": "lower_runtime_calls:LowerRuntimeCalls",
     "xhlo-prepare-gemms": "prepare_gemms:PrepareGemms",

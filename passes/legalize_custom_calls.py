@@ -174,4 +174,8 @@ class LegalizeCustomCalls(ModulePass):
             elif target.startswith("check."):
                 raise PassError(op, f"'{target}' outside the entry function cannot be evaluated")
             else:
-                raise PassError(op, f"unsupported custom call target '{target}'")
+                raise PassError(
+                    op,
+                    f"unsupported custom call target '{target}' (register a Python function "
+                    "for it with xhlo.register_custom_call_target)",
+                )

@@ -365,3 +365,25 @@ def test_mixing_builders_is_an_error():
     foreign = ops.Constant(other, np.float32(1))
     with pytest.raises(ValueError, match="belongs to builder 'other'"):
         build(lambda m: m + foreign, M)
+
+
+# The user-facing ops of seed 003 ("See also XlaBuilder::<Op>"), in its spelling.
+SEED_OPS = """
+Abs Add AfterAll AllGather AllReduce AllToAll And Atan2 BatchNormGrad BatchNormInference
+BatchNormTraining BitcastConvertType Broadcast BroadcastInDim Call Cbrt Ceil Cholesky Clamp Clz
+Collapse CollectiveBroadcast CollectivePermute Compare Complex CompositeCall ConcatInDim Conditional
+ConstantLiteral Conv ConvGeneral ConvGeneralDilated ConvWithGeneralDimensions ConvWithGeneralPadding
+ConvertElementType Cos Cosh CrossReplicaSum CustomCall Div Dot DotGeneral DynamicReshape DynamicSlice
+DynamicUpdateSlice Eq Erf Exp Expm1 Fft Floor Gather Ge GetDimensionSize GetTupleElement Gt Imag
+Infeed Iota IsFinite Le Log Logistic Lt Map Max Min Mul Ne Neg Not OptimizationBarrier Or Outfeed Pad
+Parameter PartitionID PopulationCount Pow RaggedAllToAll RaggedDot Real Recv Reduce ReducePrecision
+ReduceScatter ReduceWindow Rem ReplicaId Reshape Rev RngBitGenerator RngNormal RngUniform Round
+RoundNearestAfz RoundNearestEven Rsqrt ScaledDot Scatter Select SelectAndScatter Send SetDimensionSize
+ShiftLeft ShiftRightArithmetic ShiftRightLogical Sign Sin Slice Sort Sqrt Sub Tan Tanh TopK
+TriangularSolve Tuple While Xor
+""".split()
+
+
+def test_every_seed_op_has_a_builder():
+    missing = [name for name in SEED_OPS if not callable(getattr(ops, name, None))]
+    assert not missing, missing

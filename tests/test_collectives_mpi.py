@@ -162,6 +162,45 @@ def test_four_ranks_match_the_in_process_run(tmp_path):
     np.testing.assert_array_equal(out["out2_dev1"], xs[3])  # replicas swap within partition 1
 
 
+@pytest.mark.parametrize("elem", ["bf16", "i32", "i64"])
+def test_collectives_of_every_element_type_on_two_ranks(tmp_path, elem):
+    """The byte-moving transport and the compiled folds for 16- and 64-bit types, against numpy."""
+    import ml_dtypes
+
+    dtype = {"bf16": ml_dtypes.bfloat16, "i32": np.int32, "i64": np.int64}[elem]
+    t = f"tensor<4x{elem}>"
+    half = f"tensor<2x{elem}>"
+    program = module(
+        f"(%x: {t}) -> ({t}, tensor<8x{elem}>, {t}, {half}, {t}, {t})",
+        f"""  %0 = "stablehlo.all_reduce"(%x) {region("add", elem)} {{replica_groups = {groups_attr([[0, 1]])}}}
+      : ({t}) -> {t}
+  %1 = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
+      : ({t}) -> tensor<8x{elem}>
+  %2 = "stablehlo.all_to_all"(%x) {{split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = 2 : i64,
+      replica_groups = {groups_attr([[0, 1]])}}} : ({t}) -> {t}
+  %3 = "stablehlo.reduce_scatter"(%x) {region("maximum", elem)} {{scatter_dimension = 0 : i64,
+      replica_groups = {groups_attr([[0, 1]])}}} : ({t}) -> {half}
+  %4 = "stablehlo.collective_permute"(%x) {{source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}}
+      : ({t}) -> {t}
+  %5 = "stablehlo.collective_broadcast"(%x) {{replica_groups = {groups_attr([[1, 0]])}}} : ({t}) -> {t}
+  return %0, %1, %2, %3, %4, %5 : {t}, tensor<8x{elem}>, {t}, {half}, {t}, {t}""",
+        replicas=2,
+    )
+    xs = [np.array([1, -2, 3, 40], dtype), np.array([5, 6, -7, 8], dtype)]
+    out = xhlo_run(2, program, {f"arg0_dev{d}": x for d, x in enumerate(xs)}, tmp_path)
+    got = {k: v.view(dtype) for k, v in out.items()}  # npz keeps bf16 as raw 2-byte values
+    for d in range(2):
+        np.testing.assert_array_equal(got[f"out0_dev{d}"], xs[0] + xs[1])
+        np.testing.assert_array_equal(got[f"out1_dev{d}"], np.concatenate(xs))
+        np.testing.assert_array_equal(
+            got[f"out2_dev{d}"], np.concatenate([x[2 * d : 2 * d + 2] for x in xs])
+        )
+        np.testing.assert_array_equal(got[f"out3_dev{d}"], np.maximum(*xs)[2 * d : 2 * d + 2])
+        np.testing.assert_array_equal(got[f"out5_dev{d}"], xs[1])
+    np.testing.assert_array_equal(got["out4_dev0"], np.zeros(4, dtype))
+    np.testing.assert_array_equal(got["out4_dev1"], xs[0])
+
+
 def test_send_recv(tmp_path):
     program = module(
         "(%x: tensor<3xi32>) -> tensor<3xi32>",

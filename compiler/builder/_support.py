@@ -65,8 +65,9 @@ def array(op_name: str, x, what: str = "operand") -> Shape:
     """The array shape of ``x``, which must be an array-shaped XlaOp."""
     if not isinstance(x, XlaOp):
         raise TypeError(f"{op_name}: {what} must be an XlaOp, got {type(x).__name__}")
-    if x.shape.is_tuple():
-        raise TypeError(f"{op_name}: {what} must be an array, got the tuple {x.shape}")
+    if not x.shape.is_array():
+        kind = "tuple" if x.shape.is_tuple() else "token"
+        raise TypeError(f"{op_name}: {what} must be an array, got the {kind} {x.shape}")
     return x.shape
 
 
@@ -234,6 +235,8 @@ def single_op(
     operands: Sequence[XlaOp],
     attrs: Callable[[], dict] | None = None,
     builder: XlaBuilder | None = None,
+    side_effect: bool = False,
+    dynamic_sizes: dict | None = None,
 ) -> XlaOp:
     """An XlaOp emitted as one ``mlir_name`` op of result type ``shape``."""
 
@@ -243,4 +246,6 @@ def single_op(
         return structured(shape, op.results)
 
     builder = builder or resolve_builder(op_name, *operands)
-    return builder.add_op(op_name, shape, operands, emit)
+    return builder.add_op(
+        op_name, shape, operands, emit, side_effect=side_effect, dynamic_sizes=dynamic_sizes
+    )

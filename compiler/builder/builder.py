@@ -49,7 +49,15 @@ EmitFn = Callable[..., Any]  # (emitter, *operand values) -> ir.Value | list
 class XlaOp:
     """A value of a computation being built: its shape and how to emit it."""
 
-    __slots__ = ("__weakref__", "_emit", "_shape", "builder", "op_name", "operands")
+    __slots__ = (
+        "__weakref__",
+        "_emit",
+        "_shape",
+        "builder",
+        "dynamic_sizes",
+        "op_name",
+        "operands",
+    )
 
     def __init__(
         self,
@@ -64,6 +72,9 @@ class XlaOp:
         self.operands = tuple(operands)
         self._emit = emit
         self.op_name = op_name
+        # dimension -> s32 scalar XlaOp of its runtime size (SetDimensionSize,
+        # DynamicReshape); ``shape`` gives the static bounds
+        self.dynamic_sizes: dict[int, XlaOp] = {}
 
     @property
     def shape(self) -> Shape:
@@ -244,6 +255,7 @@ class XlaBuilder:
     def __init__(self, name: str = "builder"):
         self.name = name
         self._ops: list[XlaOp] = []
+        self._side_effects: list[XlaOp] = []  # kept even when the root does not use them
         self._parameters: dict[int, XlaOp] = {}
         self._serial = next(self._ids)
 
@@ -259,8 +271,22 @@ class XlaBuilder:
         if stack and stack[-1] is self:
             stack.pop()
 
-    def add_op(self, op_name: str, shape: Shape, operands: Sequence[XlaOp], emit: EmitFn) -> XlaOp:
-        """Append an op whose shape was already checked and inferred."""
+    def add_op(
+        self,
+        op_name: str,
+        shape: Shape,
+        operands: Sequence[XlaOp],
+        emit: EmitFn,
+        *,
+        side_effect: bool = False,
+        dynamic_sizes: dict[int, XlaOp] | None = None,
+    ) -> XlaOp:
+        """Append an op whose shape was already checked and inferred.
+
+        A ``side_effect`` op (outfeed, send, a side-effecting custom call) is
+        emitted even when the root does not depend on it, as in XLA. Ops that
+        handle dynamic dimensions pass the result's ``dynamic_sizes``; for the
+        others, see ``_propagated_dynamic_sizes``."""
         for i, operand in enumerate(operands):
             if not isinstance(operand, XlaOp):
                 raise TypeError(
@@ -271,8 +297,13 @@ class XlaBuilder:
                     f"{op_name}: operand {i} ({operand}) belongs to builder {operand.builder.name!r}, "
                     f"not {self.name!r}; pass values into computations as parameters"
                 )
+        if dynamic_sizes is None:
+            dynamic_sizes = _propagated_dynamic_sizes(op_name, shape, operands)
         op = XlaOp(self, shape, operands, emit, op_name)
+        op.dynamic_sizes = dict(dynamic_sizes)
         self._ops.append(op)
+        if side_effect:
+            self._side_effects.append(op)
         return op
 
     def add_parameter(self, number: int, shape: Shape, name: str = "") -> XlaOp:
@@ -305,9 +336,10 @@ class XlaBuilder:
         from . import ops
 
         if root is None:
-            if not self._ops:
-                raise ValueError(f"build: builder {self.name!r} has no ops")
-            root = self._ops[-1]
+            values = [op for op in self._ops if not op.shape.is_token()]
+            if not values:
+                raise ValueError(f"build: builder {self.name!r} has no ops with a value")
+            root = values[-1]
         elif isinstance(root, (list, tuple)):
             root = ops.Tuple(self, list(root))
         if not isinstance(root, XlaOp):
@@ -323,18 +355,53 @@ class XlaBuilder:
             )
         params = [self._parameters[n] for n in numbers]
         layouts = _result_layouts(root.shape, result_layout)
-        return XlaComputation(self.name, params, root, _reachable(self._ops, root), layouts)
+        ops_needed = _reachable(self._ops, [root, *self._side_effects])
+        return XlaComputation(self.name, params, root, ops_needed, layouts)
 
     Build = build
+
+
+# Ops whose result element (i...) depends only on the operands' element (i...):
+# a dynamic dimension of an operand is the same dimension of the result.
+ELEMENTWISE_OPS = frozenset(
+    "Abs Neg Sign Not Exp Expm1 Log Log1p Logistic Sqrt Rsqrt Cbrt Sin Cos Tan Tanh Erf Cosh "
+    "Floor Ceil RoundNearestAfz Round RoundNearestEven IsFinite Clz PopulationCount Real Imag "
+    "Conj Add Sub Mul Div Rem Max Min Pow And Or Xor Atan2 ShiftLeft ShiftRightArithmetic "
+    "ShiftRightLogical Complex Eq Ne Ge Gt Le Lt EqTotalOrder NeTotalOrder GeTotalOrder "
+    "GtTotalOrder LeTotalOrder LtTotalOrder Select Clamp ConvertElementType ReducePrecision".split()
+)
+
+
+def _propagated_dynamic_sizes(op_name: str, shape: Shape, operands: Sequence[XlaOp]) -> dict:
+    """The result's dynamic sizes for an op that did not give them: element-wise
+    ops keep their operands'; any other op on a dynamic operand is an error,
+    since it would silently compute on the padding."""
+    dynamic = [(i, x) for i, x in enumerate(operands) if x.dynamic_sizes]
+    if not dynamic:
+        return {}
+    if op_name == "Tuple":
+        return {}
+    if op_name in ELEMENTWISE_OPS and all(x.shape.rank() == shape.rank() for _, x in dynamic):
+        merged: dict[int, XlaOp] = {}
+        for _, x in dynamic:
+            for d, size in x.dynamic_sizes.items():
+                merged.setdefault(d, size)
+        return merged
+    i, x = dynamic[0]
+    raise ValueError(
+        f"{op_name}: operand {i} ({x.shape}) has dynamic dimension(s) {sorted(x.dynamic_sizes)} "
+        "(from SetDimensionSize or DynamicReshape); dynamic dimensions flow through "
+        "element-wise ops, BroadcastInDim, Reduce, GetDimensionSize, DynamicReshape and results"
+    )
 
 
 def _parameter_emit(em, *args):
     raise AssertionError("parameters are bound, never emitted")
 
 
-def _reachable(ops: list[XlaOp], root: XlaOp) -> list[XlaOp]:
-    """The ops ``root`` depends on, in creation (hence topological) order."""
-    seen, stack = {id(root)}, [root]
+def _reachable(ops: list[XlaOp], roots: list[XlaOp]) -> list[XlaOp]:
+    """The ops ``roots`` depend on, in creation (hence topological) order."""
+    seen, stack = {id(r) for r in roots}, list(roots)
     while stack:
         for operand in stack.pop().operands:
             if id(operand) not in seen:
@@ -530,13 +597,19 @@ class _Emitter:
     def element_type(self, name: str) -> ir.Type:
         return ir.Type.parse(shp.mlir_element_type(name))
 
+    def token_type(self) -> ir.Type:
+        return ir.Type.parse("!stablehlo.token")
+
     def tensor_type(self, shape: Shape, dims: Sequence[int] | None = None) -> ir.RankedTensorType:
         return sh.tensor_type(
             shape.dimensions() if dims is None else dims, self.element_type(shape.element_type())
         )
 
     def types(self, shape: Shape) -> list[ir.Type]:
-        return [self.tensor_type(leaf) for leaf in shape.leaves()]
+        return [
+            self.token_type() if leaf.is_token() else self.tensor_type(leaf)
+            for leaf in shape.leaves()
+        ]
 
     # computations
     def values(self, comp: XlaComputation, args: Sequence) -> Any:
@@ -605,7 +678,12 @@ class _Emitter:
         param_types = []
         for p in comp.params:
             for leaf in p.shape.leaves():
-                param_types.append(self._boundary_type(leaf) if layouts else self.tensor_type(leaf))
+                if leaf.is_token():
+                    param_types.append(self.token_type())
+                else:
+                    param_types.append(
+                        self._boundary_type(leaf) if layouts else self.tensor_type(leaf)
+                    )
         ftype = ir.FunctionType.get(param_types, [])
         attrs = {"sym_name": ir.StringAttr.get(symbol), "function_type": ir.TypeAttr.get(ftype)}
         if private:

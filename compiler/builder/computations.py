@@ -33,6 +33,7 @@ from ._support import (
     structured,
 )
 from .builder import XlaComputation, XlaOp, as_computation, flatten
+from .dynamic import mask_padding
 from .ops import (
     Broadcast,
     Gt,
@@ -119,6 +120,11 @@ def Reduce(operands, init_values, computation, dimensions_to_reduce) -> XlaOp:
     if not dims:  # nothing to reduce: every element is computation(init, x)
         full = [Broadcast(v, shapes[0].dimensions()) for v in inits]
         return _map_op("Reduce", full + operands, comp, out)
+    # padding beyond a dynamic size is ignored: it is replaced by the init value
+    operands = [mask_padding(x, init, dims) for x, init in zip(operands, inits)]
+    dynamic = {
+        kept.index(d): size for x in operands for d, size in x.dynamic_sizes.items() if d in kept
+    }
 
     def emit(em, *values):
         op = sh.create(
@@ -131,7 +137,7 @@ def Reduce(operands, init_values, computation, dimensions_to_reduce) -> XlaOp:
         em.region(op.regions[0], comp)
         return structured(out, op.results)
 
-    return operands[0].builder.add_op("Reduce", out, operands + inits, emit)
+    return operands[0].builder.add_op("Reduce", out, operands + inits, emit, dynamic_sizes=dynamic)
 
 
 def _map_op(

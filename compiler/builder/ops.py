@@ -611,6 +611,7 @@ def BroadcastInDim(operand, out_dim_size, broadcast_dimensions) -> XlaOp:
         result,
         [operand],
         lambda: {"broadcast_dimensions": sh.dense_i64(bd)},
+        dynamic_sizes={bd[i]: size for i, size in operand.dynamic_sizes.items()},
     )
 
 
@@ -960,9 +961,11 @@ def Iota(shape, iota_dimension=0) -> XlaOp:
 
 
 def GetDimensionSize(operand, dimension: int) -> XlaOp:
-    """The (static) size of ``dimension`` as an s32 scalar."""
+    """The size of ``dimension`` as an s32 scalar: its runtime size if it is dynamic."""
     shape = array("GetDimensionSize", operand)
     (d,) = check_dimensions("GetDimensionSize", [dimension], shape.rank(), "dimension", shape)
+    if d in operand.dynamic_sizes:
+        return operand.dynamic_sizes[d]
     return ConstantLiteral(operand.builder, np.int32(shape.dimensions()[d]))
 
 
@@ -1072,4 +1075,6 @@ from .computations import _inline, _window_output, _window_padding  # noqa: F401
 from .gather_scatter import *
 from .linalg import *
 from .collectives import *
+from .side_effects import *
+from .dynamic import *
 from .tensor_iterator import *

@@ -50,6 +50,7 @@ _ELEMENT_TYPES: dict[str, tuple[np.dtype, str]] = {
     "f4e2m1fn": (np.dtype(ml_dtypes.float4_e2m1fn), "f4E2M1FN"),
 }
 _BY_DTYPE = {dt: name for name, (dt, _) in _ELEMENT_TYPES.items()}
+TOKEN = "token"  # orders side effects (infeed, outfeed, send, recv); has no data
 _BY_MLIR = {mlir: name for name, (_, mlir) in _ELEMENT_TYPES.items()}
 
 
@@ -73,7 +74,7 @@ def element_type_name(element_type) -> str:
     """The XLA name (``f32``, ``s32``, ``pred``...) of a name, numpy dtype or MLIR spelling."""
     if isinstance(element_type, str):
         key = element_type.lower()
-        if key in _ELEMENT_TYPES:
+        if key in _ELEMENT_TYPES or key == TOKEN:
             return key
         if element_type in _BY_MLIR:
             return _BY_MLIR[element_type]
@@ -84,11 +85,17 @@ def element_type_name(element_type) -> str:
 
 
 def numpy_dtype(element_type) -> np.dtype:
-    return _ELEMENT_TYPES[element_type_name(element_type)][0]
+    name = element_type_name(element_type)
+    if name == TOKEN:
+        raise TypeError("a token has no dtype: it carries no data")
+    return _ELEMENT_TYPES[name][0]
 
 
 def mlir_element_type(element_type) -> str:
-    return _ELEMENT_TYPES[element_type_name(element_type)][1]
+    name = element_type_name(element_type)
+    if name == TOKEN:
+        raise TypeError("a token is not an array element type")
+    return _ELEMENT_TYPES[name][1]
 
 
 def is_float(name: str) -> bool:
@@ -262,6 +269,10 @@ class Shape:
         return Shape(tuple_shapes=shapes)
 
     @staticmethod
+    def token_shape() -> Shape:
+        return Shape(TOKEN, ())
+
+    @staticmethod
     def parse(text: str) -> Shape:
         parser = _Parser(text)
         shape = parser.shape()
@@ -284,7 +295,10 @@ class Shape:
         return self._tuple is not None
 
     def is_array(self) -> bool:
-        return self._tuple is None
+        return self._tuple is None and self._element_type != TOKEN
+
+    def is_token(self) -> bool:
+        return self._element_type == TOKEN
 
     def tuple_shapes(self) -> tuple[Shape, ...]:
         if self._tuple is None:
@@ -554,7 +568,7 @@ class _Parser:
             self.take(")")
             return Shape.tuple_shape(elements)
         etype = self.take()
-        if etype.lower() not in _ELEMENT_TYPES:
+        if etype.lower() not in _ELEMENT_TYPES and etype.lower() != TOKEN:
             raise ValueError(f"cannot parse shape {self.text!r}: unknown element type {etype!r}")
         self.take("[")
         dims = self.ints("]")

@@ -27,6 +27,7 @@ from typing import NamedTuple, Protocol
 from .._mlir import ir
 from ..errors import format_location
 from .errors import CollectiveError, DeviceError
+from .host import HOST_PRIMITIVES, HostQueues
 
 RUNTIME_CALLS_ATTR = "xhlo.runtime_calls"
 SYMBOL_PREFIX = "xhlo_rt_op"
@@ -100,10 +101,13 @@ class Device:
         self.transport = transport
         self.error: BaseException | None = None
 
-    def execute(self, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]) -> None:
+    def execute(
+        self, op: RuntimeOp, operands: list[Buffer], results: list[Buffer], handler=None
+    ) -> None:
+        """Run ``op`` with ``handler`` (default: the transport), never raising into JIT code."""
         if self.error is None:
             try:
-                self.transport.execute(self, op, operands, results)
+                (handler or self.transport.execute)(self, op, operands, results)
                 return
             except BaseException as err:  # noqa: BLE001 - must not unwind into JIT code
                 self.fail(err, op)
@@ -238,6 +242,7 @@ class RuntimeBinding:
         self.num_replicas = num_replicas
         self.num_partitions = num_partitions
         self.timeout = timeout
+        self.host = HostQueues(timeout)
         self._callbacks = []  # the ctypes objects must outlive the engine
 
     @property
@@ -256,13 +261,14 @@ class RuntimeBinding:
             zip(op.result_bytes, op.result_itemsize)
         )
         operand_count = len(op.operand_bytes)
+        handler = self.host.execute if op.primitive in HOST_PRIMITIVES else None
 
         def call(*descriptors):
             device = current_device()
             if device is None:  # cannot happen through invoke(); never raise into JIT code
                 return
             buffers = [_buffer(d, n, item) for d, (n, item) in zip(descriptors, sizes)]
-            device.execute(op, buffers[:operand_count], buffers[operand_count:])
+            device.execute(op, buffers[:operand_count], buffers[operand_count:], handler)
 
         return prototype(call)
 
