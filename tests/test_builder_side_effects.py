@@ -164,3 +164,20 @@ def test_custom_call_checks_operands_at_build_time():
         TypeError, match="CustomCall 'f': operand 0 must be an array, got the token"
     ):
         ops.CustomCall(b, "f", [token], f32(1))
+
+
+def test_feeds_and_tokens_check_their_arguments_at_build_time():
+    b = xb.XlaBuilder("bad")
+    x = ops.Parameter(b, 0, f32(2))
+    with pytest.raises(TypeError, match="AfterAll: expected a token"):
+        ops.AfterAll(b, [x])
+    with pytest.raises(
+        ValueError, match=r"Outfeed: shape_with_layout f32\[3\] does not match .* f32\[2\]"
+    ):
+        ops.Outfeed(x, f32(3))
+    with pytest.raises(ValueError, match="Infeed: the data shape .* must not contain tokens"):
+        ops.Infeed(b, xb.Shape.token_shape())
+    with pytest.raises(ValueError, match="InfeedWithToken: nested tuple shapes are not supported"):
+        ops.InfeedWithToken(
+            ops.CreateToken(b), xb.Shape.tuple_shape([xb.Shape.tuple_shape([f32(1)])])
+        )
