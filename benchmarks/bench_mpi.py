@@ -1,0 +1,119 @@
+"""xhlo's MPI transport next to mpi4py calling the same MPI operation directly.
+
+    mpiexec -n 2 python benchmarks/bench_mpi.py [--quick]
+
+Per collective (all_gather, all_to_all, all_reduce) and per-rank operand size,
+one compiled program runs the collective ``K`` times in a ``stablehlo.while``
+(one device per rank, the MPI transport); mpi4py runs the matching blocking
+call (``Allgather``, ``Alltoall``, ``Allreduce``) ``K`` times on numpy buffers.
+Both report the median time per collective over the samples; rank 0 prints
+the table with the ratio xhlo / mpi4py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+KIB = 1024
+SIZES = [4 * KIB, 64 * KIB, 1024 * KIB, 16 * 1024 * KIB]
+
+
+def steps_for(size: int) -> int:
+    return max(4, min(200, (64 * 1024 * KIB) // size))
+
+
+def program(op: str, elements: int, ranks: int, steps: int) -> str:
+    """``K`` times ``op`` on a ``tensor<elements x f32>``, keeping the shape."""
+    t = f"tensor<{elements}xf32>"
+    groups = f"dense<[[{', '.join(map(str, range(ranks)))}]]> : tensor<1x{ranks}xi64>"
+    if op == "all_gather":
+        wide = f"tensor<{elements * ranks}xf32>"
+        body = f"""%g = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups}}} : ({t}) -> {wide}
+      %y = stablehlo.slice %g [0:{elements}] : ({wide}) -> {t}"""
+    elif op == "all_to_all":
+        body = f"""%y = "stablehlo.all_to_all"(%x) {{split_dimension = 0 : i64, concat_dimension = 0 : i64,
+          split_count = {ranks} : i64, replica_groups = {groups}}} : ({t}) -> {t}"""
+    else:
+        body = f"""%y = "stablehlo.all_reduce"(%x) ({{
+        ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+          %s = stablehlo.add %a, %b : tensor<f32>
+          stablehlo.return %s : tensor<f32>
+      }}) {{replica_groups = {groups}}} : ({t}) -> {t}"""
+    return f"""module attributes {{mhlo.num_replicas = {ranks} : i32, mhlo.num_partitions = 1 : i32}} {{
+  func.func @main(%x0: {t}) -> {t} {{
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %k = stablehlo.constant dense<{steps}> : tensor<i32>
+    %r:2 = stablehlo.while(%i = %zero, %x = %x0) : tensor<i32>, {t}
+    cond {{
+      %c = stablehlo.compare LT, %i, %k : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    }} do {{
+      {body}
+      %n = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %n, %y : tensor<i32>, {t}
+    }}
+    return %r#1 : {t}
+  }}
+}}"""
+
+
+def time_samples(fn, comm, samples: int) -> float:
+    fn()
+    times = []
+    for _ in range(samples):
+        comm.Barrier()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+
+    from mpi4py import MPI
+
+    import xhlo
+    from xhlo.runtime.mpi import run_on_rank
+
+    comm = MPI.COMM_WORLD
+    ranks = comm.Get_size()
+    samples = 3 if args.quick else 7
+    sizes = SIZES[:3] if args.quick else SIZES
+    rows = []
+    for op in ("all_gather", "all_to_all", "all_reduce"):
+        for size in sizes:
+            elements = size // 4
+            steps = steps_for(size)
+            exe = xhlo.compile(program(op, elements, ranks, steps), keep_ir=False)
+            x = np.full(elements, comm.Get_rank() + 1, np.float32)
+            xhlo_time = time_samples(lambda: run_on_rank(exe, [x]), comm, samples) / steps
+            out = np.empty(elements * (ranks if op == "all_gather" else 1), np.float32)
+            call = {
+                "all_gather": lambda: comm.Allgather(x, out),
+                "all_to_all": lambda: comm.Alltoall(x, out),
+                "all_reduce": lambda: comm.Allreduce(x, out),
+            }[op]
+
+            def loop(call=call, steps=steps):
+                for _ in range(steps):
+                    call()
+
+            mpi_time = time_samples(loop, comm, samples) / steps
+            rows.append((op, size, xhlo_time, mpi_time))
+    if comm.Get_rank() == 0:
+        print(f"{ranks} MPI ranks; time per collective (median of {samples} samples)")
+        print(f"{'op':<12}{'size':>10}{'xhlo us':>12}{'mpi4py us':>12}{'ratio':>8}")
+        for op, size, xt, mt in rows:
+            print(f"{op:<12}{size // KIB:>8}Ki{xt * 1e6:>12.1f}{mt * 1e6:>12.1f}{xt / mt:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
