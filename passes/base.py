@@ -47,6 +47,8 @@ class ModulePass:
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> "ModulePass":
+        if not options:
+            return cls()  # the common case: no type hints to resolve
         hints = typing.get_type_hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls)}
         kwargs = {}
