@@ -10,7 +10,7 @@ from .checks import Check
 from .errors import CompilerError, format_diagnostics, format_location
 from .executable import SCRATCH_ATTR, Executable, FunctionSignature, TensorSpec
 from .jax_interop import PolymorphicExecutable, is_shape_polymorphic
-from .runtime import bind as bind_runtime, record_device_counts
+from .runtime import bind as bind_runtime, parallel, record_device_counts
 from .source import load_module
 
 
@@ -192,6 +192,7 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
                 stage_ir[stage.name] = str(module)
         engine = _jit(module, opts.opt_level, context, filename)
         runtime = bind_runtime(engine, module, timeout=opts.collective_timeout, filename=filename)
+        parallel.install(engine)  # loops outlined by xhlo-parallelize-loops run on the thread pool
         executable = Executable(
             engine,
             signatures,
@@ -218,6 +219,7 @@ def _cached_executable(key: str, opts: CompileOptions, context: ir.Context, stag
     if loaded is None:
         return None
     program, meta = loaded
+    parallel.install(program)
     executable = Executable(
         program,
         {name: cache.signature_from_json(sig) for name, sig in meta["signatures"].items()},

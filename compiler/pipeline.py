@@ -125,6 +125,8 @@ STAGES: tuple[Stage, ...] = (
             "func.func(lower-vector-mask)",
             "func.func(convert-linalg-to-loops)",
             "convert-vector-to-scf",
+            # large loops xhlo-vectorize marked write-disjoint -> the xhlo_parallel_for thread pool
+            "xhlo-parallelize-loops",
         ),
     ),
     Stage(

@@ -43,6 +43,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-reduce-window-to-scan": "reduce_window_to_scan:ReduceWindowToScan",
     "xhlo-vector-math": "vector_math:VectorMath",
     "xhlo-scratch-arena": "scratch_arena:ScratchArena",
+    "xhlo-parallelize-loops": "parallelize_loops:ParallelizeLoops",
 }
 
 

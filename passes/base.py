@@ -118,13 +118,14 @@ def _format_option(value) -> str:
     return str(value)
 
 
-def walk_ops(root: ir.Operation, name: str | tuple[str, ...]) -> list[ir.Operation]:
-    """All ops named ``name`` below ``root``, in pre-order (collected first, safe to mutate)."""
+def walk_ops(root: ir.Operation, name: str | tuple[str, ...] | None) -> list[ir.Operation]:
+    """All ops named ``name`` (None: every op) below and including ``root``, in
+    pre-order (collected first, safe to mutate)."""
     names = (name,) if isinstance(name, str) else name
     found: list[ir.Operation] = []
 
     def visit(op):
-        if op.name in names:
+        if names is None or op.name in names:
             found.append(op.operation)
         return ir.WalkResult.ADVANCE
 

@@ -79,17 +79,6 @@ def _without_prefix(attrs: ir.Attribute) -> ir.Attribute:
     )
 
 
-def _all_ops(module: ir.Operation) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op):
-        found.append(op.operation)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
-
-
 @dataclasses.dataclass(frozen=True)
 class LegalizeShardy(ModulePass):
     """Drop Shardy sharding ops and attributes (xhlo runs programs unpartitioned)."""
@@ -104,7 +93,7 @@ class LegalizeShardy(ModulePass):
             _inline_region(op)
         for op in walk_ops(module, ERASED_OPS):
             op.erase()
-        for op in _all_ops(module):
+        for op in walk_ops(module, None):
             if op.name.startswith(ATTRIBUTE_PREFIX):
                 raise PassError(op, f"unsupported Shardy op '{op.name}'")
             _strip_attributes(op)

@@ -42,6 +42,9 @@ from xhlo._mlir import arith, ir
 from .base import ModulePass
 
 TARGET = "xhlo.vectorize_target"
+# Set on tile loops walking a parallel dimension that every output indexes:
+# their iterations write disjoint slices (xhlo-parallelize-loops runs them on threads).
+PARALLEL_LOOP = "xhlo.parallel_loop"
 SHORT_LOOP_VECTORS = 4  # a loop up to this many vectors long becomes one (unrolled) vector
 BLAS_TAG = "xhlo.blas"
 
@@ -83,17 +86,25 @@ class TilePlan:
     reduction_tile: tuple[int, ...] | None  # tile_reduction_using_for sizes
     vector_sizes: tuple[int, ...] | None  # explicit (masked) vector sizes of the tile
     fold_unit_dims: bool = False  # window accesses (d0 + d1): drop the tile's unit loops first
+    parallel_dims: tuple[bool, ...] = ()  # loops whose tile loops write disjoint slices
+
+    def _annotate_parallel_loops(self) -> list[str]:
+        """Mark the tile loops of parallel dimensions (``%l<k>`` is the k-th tiled dimension)."""
+        tiled = [d for d, t in enumerate(self.tile_sizes) if t]
+        return [f'transform.annotate %l{k} "{PARALLEL_LOOP}" : !transform.any_op'
+                for k, d in enumerate(tiled) if d < len(self.parallel_dims) and self.parallel_dims[d]]
 
     def tile_script(self) -> str:
         """Only the tiling of a plain parallel plan; the tiled op keeps the target tag."""
         loops = sum(1 for t in self.tile_sizes if t)
         names = ", ".join(f"%l{i}" for i in range(loops))
         types = ", ".join(["!transform.any_op"] * (loops + 1))
-        return _sequence(
-            f"%op = transform.structured.match attributes{{{TARGET}}} in %root "
-            ": (!transform.any_op) -> !transform.any_op\n"
-            f"    %tiled, {names} = transform.structured.tile_using_for %op "
-            f"tile_sizes {list(self.tile_sizes)} : (!transform.any_op) -> ({types})")
+        lines = [(f"%op = transform.structured.match attributes{{{TARGET}}} in %root "
+                  ": (!transform.any_op) -> !transform.any_op"),
+                 (f"%tiled, {names} = transform.structured.tile_using_for %op "
+                  f"tile_sizes {list(self.tile_sizes)} : (!transform.any_op) -> ({types})"),
+                 *self._annotate_parallel_loops()]
+        return _sequence("\n    ".join(lines))
 
     def vectorize_script(self) -> str:
         sizes = f" vector_sizes {list(self.vector_sizes)}" if self.vector_sizes else ""
@@ -120,6 +131,7 @@ class TilePlan:
             types = ", ".join(["!transform.any_op"] * (loops + 1))
             lines.append(f"%tiled, {names} = transform.structured.tile_using_for {handle} "
                          f"tile_sizes {list(self.tile_sizes)} : (!transform.any_op) -> ({types})")
+            lines.extend(self._annotate_parallel_loops())
             handle = "%tiled"
             if self.fold_unit_dims:  # the innermost loop holds just the tile: fold its unit loops
                 lines.append(f"transform.apply_patterns to %l{loops - 1} {{\n"
@@ -335,7 +347,8 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
     n_inputs = len(op.operands) - len(op.results)
     if all(parallel) and n_loops > 1 and all(m == ir.AffineMap.get_identity(n_loops) for m in maps) \
             and not _uses_indices(op):
-        return _parallel_plan([math.prod(ranges)], 0, width, flatten=True)
+        return dataclasses.replace(_parallel_plan([math.prod(ranges)], 0, width, flatten=True),
+                                   parallel_dims=(True,))
     reducible = all(parallel) or _combiners_recognized(op, n_inputs)
     d = _choose_vector_loop(maps, shapes, parallel, [p or reducible for p in parallel], ranges)
     if d is None or ranges[d] == 1:
@@ -344,9 +357,17 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
         plan = _parallel_plan(ranges, d, width, flatten=False)
     else:
         plan = _reduction_plan(ranges, d, width * reduction_vectors)
+    plan = dataclasses.replace(plan, parallel_dims=_disjoint_write_dims(maps[n_inputs:], parallel))
     if window:
         return _folded(plan, ranges, d)
     return plan
+
+
+def _disjoint_write_dims(output_maps: list[ir.AffineMap], parallel: list[bool]) -> tuple[bool, ...]:
+    """Parallel loops every output indexes by the bare loop dimension: distinct
+    iterations of such a loop write distinct output elements."""
+    indexed = [{_dim_position(e) for e in m.results} for m in output_maps]
+    return tuple(p and all(d in dims for dims in indexed) for d, p in enumerate(parallel))
 
 
 def _folded(plan: TilePlan, ranges: list[int], d: int) -> TilePlan | None:

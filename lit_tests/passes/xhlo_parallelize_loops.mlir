@@ -1,0 +1,136 @@
+// RUN: xhlo-opt %s --xhlo-parallelize-loops="min-work=4096" --split-input-file | FileCheck %s
+
+// A marked loop big enough: its body moves to a private function over
+// [begin, end), the captured memrefs travel as descriptors in a stack struct
+// (allocated once in the entry block), and the runtime helper is called.
+// CHECK-LABEL: func.func @elementwise
+// CHECK-SAME: (%[[IN:.*]]: memref<65536xf32>, %[[OUT:.*]]: memref<65536xf32>)
+// CHECK: %[[SLOT:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>)> : (i64) -> !llvm.ptr
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[N:.*]] = arith.constant 65536 : index
+// CHECK: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: %[[D0:.*]] = builtin.unrealized_conversion_cast %[[IN]] : memref<65536xf32> to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+// CHECK: %[[S0:.*]] = llvm.insertvalue %[[D0]], %{{.*}}[0]
+// CHECK: %[[D1:.*]] = builtin.unrealized_conversion_cast %[[OUT]] : memref<65536xf32> to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
+// CHECK: %[[S1:.*]] = llvm.insertvalue %[[D1]], %[[S0]][1]
+// CHECK: llvm.store %[[S1]], %[[SLOT]]
+// CHECK: %[[BODY:.*]] = constant @elementwise_parallel_0 : (!llvm.ptr, index, index) -> ()
+// CHECK: call @xhlo_parallel_for(%[[BODY]], %[[SLOT]], %[[C0]], %[[N]], %[[C16]])
+// CHECK-NOT: scf.for
+// CHECK: return
+// CHECK: llvm.mlir.global external @xhlo_parallel_dispatch()
+// CHECK: func.func private @xhlo_parallel_dispatch_slot() -> !llvm.ptr
+// CHECK: func.func private @xhlo_parallel_for(
+// CHECK: llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+// CHECK: call_indirect
+// CHECK: llvm.call
+// CHECK-LABEL: func.func private @elementwise_parallel_0
+// CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr, %[[BEGIN:.*]]: index, %[[END:.*]]: index) attributes {xhlo.parallel_body}
+// CHECK: %[[STEP:.*]] = arith.constant 16 : index
+// CHECK: %[[ALL:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> !llvm.struct
+// CHECK: %[[F0:.*]] = llvm.extractvalue %[[ALL]][0]
+// CHECK: %[[M0:.*]] = builtin.unrealized_conversion_cast %[[F0]] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<65536xf32>
+// CHECK: %[[F1:.*]] = llvm.extractvalue %[[ALL]][1]
+// CHECK: %[[M1:.*]] = builtin.unrealized_conversion_cast %[[F1]] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<65536xf32>
+// CHECK: scf.for %[[I:.*]] = %[[BEGIN]] to %[[END]] step %[[STEP]] {
+// CHECK: vector.transfer_read %[[M0]][%[[I]]]
+// CHECK: vector.transfer_write %{{.*}}, %[[M1]][%[[I]]]
+// CHECK-NOT: xhlo.parallel_loop
+// CHECK: return
+func.func @elementwise(%in: memref<65536xf32>, %out: memref<65536xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = arith.constant 65536 : index
+  %c16 = arith.constant 16 : index
+  %pad = ub.poison : f32
+  scf.for %i = %c0 to %n step %c16 {
+    %v = vector.transfer_read %in[%i], %pad {in_bounds = [true]} : memref<65536xf32>, vector<16xf32>
+    %e = math.exp %v : vector<16xf32>
+    vector.transfer_write %e, %out[%i] {in_bounds = [true]} : vector<16xf32>, memref<65536xf32>
+  } {xhlo.parallel_loop}
+  return
+}
+
+// -----
+
+// Row loop of a row-wise reduction: a scalar and a 1-D vector captured from
+// outside travel in the struct too (index as i64); the inner reduction loop
+// stays in the body.
+// CHECK-LABEL: func.func @row_sums
+// CHECK-SAME: (%[[X:.*]]: memref<64x1024xf32>, %[[ROWS:.*]]: index, %[[INIT:.*]]: vector<16xf32>, %[[OUT:.*]]: memref<64xf32>)
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(i64, vector<16xf32>, struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>)>
+// CHECK: arith.index_cast %[[ROWS]] : index to i64
+// CHECK: call @xhlo_parallel_for(
+// CHECK-LABEL: func.func private @row_sums_parallel_0
+// CHECK: %[[ALL:.*]] = llvm.load
+// CHECK: %[[R64:.*]] = llvm.extractvalue %[[ALL]][0] : !llvm.struct
+// CHECK: %[[R:.*]] = arith.index_cast %[[R64]] : i64 to index
+// CHECK: llvm.extractvalue %[[ALL]][1] : !llvm.struct{{.*}}
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[ROW]]]
+func.func @row_sums(%x: memref<64x1024xf32>, %rows: index, %init: vector<16xf32>, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %pad = ub.poison : f32
+  scf.for %r = %c0 to %c64 step %c1 {
+    %clamped = arith.minui %r, %rows : index
+    %acc = scf.for %k = %c0 to %c1024 step %c16 iter_args(%a = %init) -> (vector<16xf32>) {
+      %v = vector.transfer_read %x[%clamped, %k], %pad {in_bounds = [true]} : memref<64x1024xf32>, vector<16xf32>
+      %s = arith.addf %a, %v : vector<16xf32>
+      scf.yield %s : vector<16xf32>
+    }
+    %sum = vector.reduction <add>, %acc : vector<16xf32> into f32
+    memref.store %sum, %out[%r] : memref<64xf32>
+  } {xhlo.parallel_loop}
+  return
+}
+
+// -----
+
+// Left alone: a loop without the mark, a marked loop too small for min-work,
+// a marked loop carrying a value, and a marked loop calling a function (a
+// BLAS call runs its own threads). No runtime helper is added.
+// CHECK-LABEL: func.func @left_alone
+// CHECK: scf.for
+// CHECK: vector.transfer_write
+// CHECK-NEXT: }{{$}}
+// CHECK: scf.for
+// CHECK: } {xhlo.parallel_loop}
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: } {xhlo.parallel_loop}
+// CHECK: scf.for
+// CHECK: func.call @opaque
+// CHECK: } {xhlo.parallel_loop}
+// CHECK-NOT: xhlo_parallel_for
+// CHECK-NOT: _parallel_0
+func.func private @opaque(memref<65536xf32>, index)
+func.func @left_alone(%in: memref<65536xf32>, %out: memref<65536xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %n = arith.constant 65536 : index
+  %pad = ub.poison : f32
+  %zero = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %n step %c16 {
+    %v = vector.transfer_read %in[%i], %pad {in_bounds = [true]} : memref<65536xf32>, vector<16xf32>
+    vector.transfer_write %v, %out[%i] {in_bounds = [true]} : vector<16xf32>, memref<65536xf32>
+  }
+  scf.for %i = %c0 to %c64 step %c16 {
+    %v = vector.transfer_read %in[%i], %pad {in_bounds = [true]} : memref<65536xf32>, vector<16xf32>
+    vector.transfer_write %v, %out[%i] {in_bounds = [true]} : vector<16xf32>, memref<65536xf32>
+  } {xhlo.parallel_loop}
+  %total = scf.for %i = %c0 to %n step %c16 iter_args(%t = %zero) -> (f32) {
+    %v = vector.transfer_read %in[%i], %pad {in_bounds = [true]} : memref<65536xf32>, vector<16xf32>
+    %s = vector.reduction <add>, %v, %t : vector<16xf32> into f32
+    scf.yield %s : f32
+  } {xhlo.parallel_loop}
+  scf.for %i = %c0 to %n step %c16 {
+    %v = vector.transfer_read %in[%i], %pad {in_bounds = [true]} : memref<65536xf32>, vector<16xf32>
+    vector.transfer_write %v, %out[%i] {in_bounds = [true]} : vector<16xf32>, memref<65536xf32>
+    func.call @opaque(%out, %i) : (memref<65536xf32>, index) -> ()
+  } {xhlo.parallel_loop}
+  return %total : f32
+}
