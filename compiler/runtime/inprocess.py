@@ -1,14 +1,20 @@
 """The in-process transport: every device is a thread, and memory is shared.
 
-A collective is a *rendezvous* of the devices of one group: each member posts
-the addresses of its buffers and waits until all members have arrived; then
-every member *pulls* what it needs from its peers' buffers into its own
-(``ctypes.memmove`` releases the GIL, so members copy in parallel) and waits
-until all have pulled, so no buffer is released while a peer still reads it.
-Rendezvous are keyed by the set of members and a per-device count of the
-collectives it ran on that set, so independent groups never interfere.
+A collective synchronizes the devices of one group twice: each member posts
+the addresses of its buffers and *arrives*; once all members arrived, each
+*pulls* what it needs from its peers' buffers into its own, and departs; once
+all departed, nobody reads a buffer its owner may release. The devices of a
+member set count their arrivals in one shared native word (``_Group``), and
+the wait, the check that all members run the same collective, the copies and
+the departure run in one JIT-compiled call per device (``spin_wait.exchange``)
+that spins, yields and naps without the GIL: no condition variable, no GIL
+hand-over per barrier. The copies of all_gather, all_to_all, permute and
+broadcast are fixed per op (``_Exchange``); a ragged all-to-all's depend on
+its operands, so it pulls in Python between the same two barriers.
 
-Nothing waits forever. A waiting device gives up with a ``CollectiveError``
+Nothing waits forever. The native wait returns to Python after a bounded slice
+or at once when the world's event counter moves, and a waiting device gives up
+with a ``CollectiveError``
 
 * at once when a peer it waits for failed (``CollectiveAborted``, naming it)
   or finished its program without joining (``CollectiveMismatch``);
@@ -17,10 +23,10 @@ Nothing waits forever. A waiting device gives up with a ``CollectiveError``
   listing what each device waits in);
 * after ``timeout`` seconds otherwise (``CollectiveTimeout``).
 
-A device that gives up poisons the rendezvous, so peers that already posted
-their buffers fail too instead of reading memory the leaver may reuse.
-``send``/``recv`` use mailboxes: a send copies its payload and returns, a
-recv waits for the payload of its source.
+A device that gives up withdraws its arrival (unless the barrier completed
+meanwhile) and poisons the group, so peers fail too instead of reading memory
+the leaver may reuse. ``send``/``recv`` use mailboxes: a send copies its
+payload and returns, a recv waits for the payload of its source.
 """
 
 from __future__ import annotations
@@ -36,47 +42,156 @@ import numpy as np
 
 from .errors import CollectiveAborted, CollectiveError, CollectiveMismatch, CollectiveTimeout
 from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
+from .spin_wait import DISAGREE, READY, exchange_function, wait_function
 
 _Arrival = tuple[RuntimeOp, tuple[int, ...], list[Buffer], list[Buffer]]
 
 
-class _Rendezvous:
-    def __init__(self, key: tuple, members: tuple[int, ...]):
-        self.key = key
-        self.members = members
-        self.arrivals: dict[int, _Arrival] = {}
+class _Group:
+    """What the devices of one member set share across all the collectives they run together.
+
+    ``count`` is a native word holding the number of barrier arrivals of all
+    members so far. Members pass barriers in lockstep (two per collective:
+    after posting their buffers, and after pulling), so the b-th barrier of a
+    member is complete once ``count >= b * size``; the first member to see that
+    knows every member arrived, because none can be a barrier ahead before it.
+    Increments and withdrawals happen under ``lock``; waiters only read.
+    """
+
+    def __init__(self, members: frozenset[int]):
+        self.size = len(members)
+        self.lock = threading.Lock()
+        self.count = ctypes.c_int64(0)
+        self.count_address = ctypes.addressof(self.count)
+        self.arrivals: dict[int, _Arrival] = {}  # each member's buffers in its current collective
+        self.barriers = dict.fromkeys(members, 0)  # barriers each member arrived at
         self.failure: tuple[type[CollectiveError], str] | None = None
-        self.departed = 0
+        # what each member runs (``_agreement_id``), at its slot in sorted member order
+        self.slot_of = {device: slot for slot, device in enumerate(sorted(members))}
+        self.ids = (ctypes.c_int64 * self.size)()
+        self.ids_address = ctypes.addressof(self.ids)
+        self.tables: dict[int, ctypes.Array] = {}  # agreement id -> the members' buffer addresses
 
-    @property
-    def complete(self) -> bool:
-        return len(self.arrivals) == len(self.members)
+    def table(self, agreement: int, buffers_per_member: int) -> ctypes.Array:
+        """The address table the members running the same collective share."""
+        with self.lock:
+            table = self.tables.get(agreement)
+            if table is None:
+                table = self.tables[agreement] = (ctypes.c_int64 * (self.size * buffers_per_member))()
+            return table
 
-    def ready(self) -> bool:
-        return self.complete or self.failure is not None
+    def arrive(self, device: int) -> int:
+        """Count ``device`` in at its next barrier; the count that completes that barrier."""
+        with self.lock:
+            barrier = self.barriers[device] = self.barriers[device] + 1
+            self.count.value += 1
+        return barrier * self.size
 
-    def missing(self) -> list[int]:
-        return [m for m in self.members if m not in self.arrivals]
+    def withdraw(self, device: int, target: int) -> bool:
+        """Take back an arrival whose barrier is incomplete; False if it completed meanwhile."""
+        with self.lock:
+            if self.count.value >= target:
+                return False
+            self.count.value -= 1
+            self.barriers[device] -= 1
+            return True
 
-    def operands(self, device: int) -> list[Buffer]:
-        return self.arrivals[device][2]
+    def missing(self, members: tuple[int, ...], target: int) -> list[int]:
+        barrier = target // self.size
+        return [m for m in members if self.barriers[m] < barrier]
 
-    def results(self, device: int) -> list[Buffer]:
-        return self.arrivals[device][3]
+
+def _agreement_id(op: RuntimeOp, members: tuple[int, ...]) -> int:
+    """Equal on every member exactly when they run the same collective (signature and group)."""
+    return hash(_agreement(op, members))
+
+
+def _agreement(op: RuntimeOp, members: tuple[int, ...]) -> tuple:
+    # the primitive and byte sizes too: the two runtime calls of one all_reduce share a signature
+    return (op.signature, members, op.primitive, op.operand_bytes, op.result_bytes)
+
+
+class _Exchange:
+    """One device's part of one collective op, run by native code (``spin_wait.exchange``).
+
+    The copies are fixed by the op (a pull of each block from a peer's operand
+    into this device's result); only the buffer addresses change per call, and
+    each member posts them in the group's shared table before it arrives.
+    """
+
+    def __init__(self, op: RuntimeOp, members: tuple[int, ...], position: int, group: _Group):
+        self.group = group
+        self.agreement = _agreement_id(op, members)
+        self.slot = group.slot_of[members[position]]
+        self.stride = op.num_buffers
+        self.table = group.table(self.agreement, self.stride)
+        self.table_address = ctypes.addressof(self.table)
+        self.row = position * self.stride
+        records = _copies(op, members, position, self.stride)
+        self.count = len(records)
+        self.copies = (ctypes.c_int64 * max(1, 5 * self.count))(*[v for r in records for v in r])
+        self.copies_address = ctypes.addressof(self.copies)
+
+    def post(self, device: int, operands: list[Buffer], results: list[Buffer]) -> None:
+        row = self.row
+        for k, buffer in enumerate(operands):
+            self.table[row + k] = buffer.address
+        row += len(operands)
+        for k, buffer in enumerate(results):
+            self.table[row + k] = buffer.address
+        self.group.ids[self.slot] = self.agreement
+
+    def run(self, world: InProcessWorld, target: int) -> int:
+        group = self.group
+        return world._exchange(
+            group.count_address, target, world._events_address, world._events.value,
+            group.ids_address, group.size, self.table_address, self.copies_address, self.count,
+        )
+
+
+def _copies(op: RuntimeOp, members: tuple[int, ...], position: int, stride: int) -> list[tuple]:
+    """(source slot, source offset, destination slot, destination offset, bytes) of each copy."""
+    operands = len(op.operand_bytes)
+    mine = position * stride
+
+    def slot(member_position: int, buffer: int) -> int:
+        return member_position * stride + buffer
+
+    count = len(members)
+    if op.primitive in ("all_gather", "all_to_all"):
+        records = []
+        for i, nbytes in enumerate(op.result_bytes):
+            block = nbytes // count
+            source_offset = position * block if op.primitive == "all_to_all" else 0
+            for j in range(count):
+                records.append((slot(j, i), source_offset, mine + operands + i, j * block, block))
+        return records
+    if op.primitive == "collective_permute":
+        source = op.source_of(members[position])
+        if source is None:
+            return []
+        return [(slot(members.index(source), 0), 0, mine + operands, 0, op.result_bytes[0])]
+    if op.primitive == "collective_broadcast":
+        return [(slot(0, 0), 0, mine + operands, 0, op.result_bytes[0])]
+    raise CollectiveError(f"no copy plan for runtime primitive '{op.primitive}'", op=op)
 
 
 def _set_flag(buffer: Buffer, value: bool) -> None:
     ctypes.memset(buffer.address, int(value), 1)
 
 
-def _mismatch(rendezvous: _Rendezvous) -> str | None:
-    """Why the arrived members disagree, or None."""
-    seen = {(op.signature, members) for op, members, _, _ in rendezvous.arrivals.values()}
+def _mismatch(arrivals: dict[int, _Arrival], members: tuple[int, ...]) -> str | None:
+    """Why the members disagree on the collective they run, or None."""
+    mine = [arrivals[m] for m in members]
+    if all(arrival[0] is mine[0][0] for arrival in mine):  # one op object: one signature, one group
+        return None
+    seen = {_agreement(op, group) for op, group, _, _ in mine}
     if len(seen) == 1:
         return None
     lines = [
-        f"device {d} runs {op.describe()} with group {list(members)}: {op.signature}"
-        for d, (op, members, _, _) in sorted(rendezvous.arrivals.items())
+        f"device {d} runs {arrivals[d][0].describe()} with group {list(arrivals[d][1])}: "
+        f"{arrivals[d][0].signature}"
+        for d in sorted(members)
     ]
     return "the devices run different collectives: " + "; ".join(lines)
 
@@ -88,24 +203,34 @@ class InProcessWorld:
         self.num_devices = num_devices
         self.timeout = timeout
         self._cond = threading.Condition()
-        self._pending: dict[tuple, _Rendezvous] = {}
-        self._sequence: dict[tuple, int] = defaultdict(int)
         self._waiting: dict[int, tuple[Callable[[], bool], str]] = {}
         self._failed: dict[int, BaseException] = {}
         self._finished: set[int] = set()
         self._mailboxes: dict[tuple[int, int, int], deque] = defaultdict(deque)
+        self._groups: dict[frozenset[int], _Group] = {}
+        # bumped (under the condition's lock) whenever a waiting device should look again
+        self._events = ctypes.c_int64(0)
+        self._events_address = ctypes.addressof(self._events)
+        self._wait_at_least = wait_function()
+        self._exchange = exchange_function()
+        self._exchanges: dict[tuple[int, int], _Exchange] = {}
 
     # -- device lifecycle -----------------------------------------------------------------
 
     def device_failed(self, device: int, error: BaseException) -> None:
         with self._cond:
             self._failed.setdefault(device, error)
-            self._cond.notify_all()
+            self._notify()
 
     def device_finished(self, device: int) -> None:
         with self._cond:
             self._finished.add(device)
-            self._cond.notify_all()
+            self._notify()
+
+    def _notify(self) -> None:
+        """Wake every waiter, in Python and in native code (hold the condition's lock)."""
+        self._events.value += 1
+        self._cond.notify_all()
 
     # -- the primitives -----------------------------------------------------------------
 
@@ -138,47 +263,119 @@ class InProcessWorld:
                 f"device {device} is in no group of {op.describe()}", device=device, op=op
             )
         members, position = membership
-        rendezvous = self._arrive(device, op, members, operands, results)
+        group = self._groups.get(frozenset(members))
+        if group is None:
+            with self._cond:
+                group = self._groups.setdefault(frozenset(members), _Group(frozenset(members)))
+        group.arrivals[device] = (op, members, operands, results)
+        if op.primitive == "ragged_all_to_all":  # what moves depends on the operands' contents
+            self._pull_collective(device, op, members, position, group)
+            return
+        exchange = self._exchanges.get((op.index, device))
+        if exchange is None:
+            exchange = self._exchanges[(op.index, device)] = _Exchange(op, members, position, group)
+        exchange.post(device, operands, results)
+        target = group.arrive(device)
+        status = exchange.run(self, target)
+        if status != READY and status != DISAGREE:
+            self._await(device, op, members, group, target, give_up=True)
+            status = exchange.run(self, target)  # the arrival is complete: no more waiting
+        if status == DISAGREE:
+            self._raise_mismatch(device, op, members, group)
+            raise CollectiveMismatch(
+                f"device {device}: {op.describe()} (group {list(members)}): the devices run "
+                "different collectives", device=device, op=op,
+            )
+        group.barriers[device] += 1  # the exchange counted this device's departure
+        if op.primitive in ("collective_permute", "collective_broadcast"):
+            _set_flag(results[-1], op.primitive == "collective_broadcast" or op.source_of(device) is not None)
+
+    def _pull_collective(self, device: int, op: RuntimeOp, members, position: int, group: _Group) -> None:
+        """The collective in Python: arrive, check, pull from the peers' buffers, depart."""
+        group.ids[group.slot_of[device]] = _agreement_id(op, members)
+        self._await(device, op, members, group, group.arrive(device), give_up=True)
+        self._raise_mismatch(device, op, members, group)
         try:
-            _PULLS[op.primitive](op, rendezvous, device, position)
+            _PULLS[op.primitive](op, group.arrivals, members, device, position)
+        finally:  # no member may release its buffers while a peer still reads them
+            self._await(device, op, members, group, group.arrive(device), give_up=False)
+
+    @staticmethod
+    def _raise_mismatch(device: int, op: RuntimeOp, members, group: _Group) -> None:
+        reason = _mismatch(group.arrivals, members)
+        if reason:
+            raise CollectiveMismatch(
+                f"device {device}: {op.describe()} (group {list(members)}): {reason}",
+                device=device,
+                op=op,
+            )
+
+    def _await(
+        self, device: int, op: RuntimeOp, members: tuple[int, ...], group: _Group, target: int,
+        *, give_up: bool,
+    ) -> None:
+        """Wait until ``group``'s count reaches ``target``: natively first, then checking peers.
+
+        With ``give_up`` the wait raises when it cannot complete (a peer failed
+        or finished, nobody can proceed, the timeout) and poisons the group, so
+        peers never read this device's buffers afterwards. Without, it waits for
+        members that are certain to come (they passed the previous barrier).
+        """
+        if group.failure is not None and give_up:
+            cls, reason = group.failure
+            raise cls(
+                f"device {device}: {op.describe()} (group {list(members)}): {reason}",
+                device=device,
+                op=op,
+            )
+        start = time.monotonic()
+        status = self._wait_at_least(group.count_address, target, self._events_address, self._events.value)
+        if status == READY:
+            return
+        where = f"{op.describe()} (group {list(members)})"
+
+        def ready() -> bool:
+            return group.count.value >= target or (give_up and group.failure is not None)
+
+        with self._cond:
+            self._waiting[device] = (ready, where)
+            self._notify()
+        try:
+            while True:
+                with self._cond:
+                    if group.count.value >= target:
+                        return
+                    seen = self._events.value
+                    if give_up:
+                        self._check_group(device, op, members, group, target, where, start)
+                status = self._wait_at_least(group.count_address, target, self._events_address, seen)
+                if status == READY:
+                    return
         finally:
-            self._depart(rendezvous)
+            with self._cond:
+                del self._waiting[device]
 
-    def _arrive(self, device, op, members, operands, results) -> _Rendezvous:
-        with self._cond:
-            group = frozenset(members)
-            count = self._sequence[(device, group)]
-            self._sequence[(device, group)] = count + 1
-            key = (group, count)
-            rendezvous = self._pending.get(key)
-            if rendezvous is None:
-                rendezvous = self._pending[key] = _Rendezvous(key, members)
-            rendezvous.arrivals[device] = (op, members, operands, results)
-            if rendezvous.complete and rendezvous.failure is None:
-                reason = _mismatch(rendezvous)
-                if reason:
-                    rendezvous.failure = (CollectiveMismatch, reason)
-                self._cond.notify_all()
-            where = f"{op.describe()} (group {list(members)})"
-            try:
-                self._wait(device, rendezvous.ready, where, rendezvous.missing)
-            except CollectiveError as err:
-                if rendezvous.failure is None:  # poison: peers must not read our buffers later
-                    rendezvous.failure = (CollectiveAborted, f"device {device} gave up: {err}")
-                    self._cond.notify_all()
+    def _check_group(self, device, op, members, group: _Group, target: int, where: str, start: float):
+        """Raise (withdrawing this device's arrival) when the barrier cannot complete."""
+        if group.failure is not None:
+            cls, reason = group.failure
+            raise cls(f"device {device}: {where}: {reason}", device=device, op=op)
+        try:
+            missing = group.missing(members, target)
+            self._check_peers(device, where, missing)
+            self._check_progress(device, where)
+            if time.monotonic() - start >= self.timeout:
+                raise CollectiveTimeout(
+                    f"device {device}: {where} timed out after {self.timeout:g} s "
+                    f"waiting for device(s) {missing}",
+                    device=device,
+                )
+        except CollectiveError as err:
+            if group.withdraw(device, target):
+                group.failure = (CollectiveAborted, f"device {device} gave up: {err}")
+                self._notify()
                 raise
-            if rendezvous.failure is not None:
-                cls, reason = rendezvous.failure
-                raise cls(f"device {device}: {where}: {reason}", device=device, op=op)
-            return rendezvous
-
-    def _depart(self, rendezvous: _Rendezvous) -> None:
-        with self._cond:
-            rendezvous.departed += 1
-            self._cond.notify_all()
-            while rendezvous.departed < len(rendezvous.members):
-                self._cond.wait()
-            self._pending.pop(rendezvous.key, None)
+            # the last member arrived meanwhile: the collective goes ahead
 
     def _send(self, device: int, op: RuntimeOp, operands: list[Buffer]) -> None:
         target = op.target_of(device)
@@ -267,43 +464,46 @@ class InProcessWorld:
 # -- what each member pulls from its peers ------------------------------------------------
 
 
-def _pull_all_gather(op: RuntimeOp, rv: _Rendezvous, me: int, position: int) -> None:
-    for i, out in enumerate(rv.results(me)):
-        size = rv.operands(me)[i].nbytes
-        for j, member in enumerate(rv.members):
-            ctypes.memmove(out.address + j * size, rv.operands(member)[i].address, size)
+# Each takes (op, arrivals: device -> (op, group, operands, results), members in group
+# order, this device, its position in the group).
 
 
-def _pull_all_to_all(op: RuntimeOp, rv: _Rendezvous, me: int, position: int) -> None:
-    for i, out in enumerate(rv.results(me)):
-        block = out.nbytes // len(rv.members)
-        for j, member in enumerate(rv.members):
-            ctypes.memmove(
-                out.address + j * block, rv.operands(member)[i].address + position * block, block
-            )
+def _pull_all_gather(op: RuntimeOp, arrivals, members, me: int, position: int) -> None:
+    for i, out in enumerate(arrivals[me][3]):
+        size = out.nbytes // len(members)
+        for j, member in enumerate(members):
+            ctypes.memmove(out.address + j * size, arrivals[member][2][i].address, size)
 
 
-def _pull_permute(op: RuntimeOp, rv: _Rendezvous, me: int, position: int) -> None:
-    out, flag = rv.results(me)
+def _pull_all_to_all(op: RuntimeOp, arrivals, members, me: int, position: int) -> None:
+    for i, out in enumerate(arrivals[me][3]):
+        block = out.nbytes // len(members)
+        for j, member in enumerate(members):
+            source = arrivals[member][2][i].address + position * block
+            ctypes.memmove(out.address + j * block, source, block)
+
+
+def _pull_permute(op: RuntimeOp, arrivals, members, me: int, position: int) -> None:
+    out, flag = arrivals[me][3]
     source = op.source_of(me)
     if source is not None:
-        ctypes.memmove(out.address, rv.operands(source)[0].address, out.nbytes)
+        ctypes.memmove(out.address, arrivals[source][2][0].address, out.nbytes)
     _set_flag(flag, source is not None)
 
 
-def _pull_broadcast(op: RuntimeOp, rv: _Rendezvous, me: int, position: int) -> None:
-    out, flag = rv.results(me)
-    ctypes.memmove(out.address, rv.operands(rv.members[0])[0].address, out.nbytes)
+def _pull_broadcast(op: RuntimeOp, arrivals, members, me: int, position: int) -> None:
+    out, flag = arrivals[me][3]
+    ctypes.memmove(out.address, arrivals[members[0]][2][0].address, out.nbytes)
     _set_flag(flag, True)
 
 
-def _pull_ragged(op: RuntimeOp, rv: _Rendezvous, me: int, position: int) -> None:
-    (out,) = rv.results(me)
-    mine = rv.operands(me)
+def _pull_ragged(op: RuntimeOp, arrivals, members, me: int, position: int) -> None:
+    (out,) = arrivals[me][3]
+    mine = arrivals[me][2]
     ctypes.memmove(out.address, mine[1].address, out.nbytes)  # untouched rows keep `output`
     plan = RaggedPlan(op)
-    for j, member in enumerate(rv.members):
-        peer = rv.operands(member)
+    for member in members:
+        peer = arrivals[member][2]
         for source_row, dest_row, rows in plan.updates_from(
             peer, position, sender=member, receiver=me
         ):
