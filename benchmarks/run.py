@@ -270,6 +270,28 @@ def print_table(rows: list[dict]) -> None:
         print("  ".join(str(cell).ljust(w) for cell, w in zip(line, widths)).rstrip())
         if i == 0:
             print("  ".join("-" * w for w in widths))
+    print_summary(rows)
+
+
+def print_summary(rows: list[dict]) -> None:
+    """Geometric means of the time and compile-time ratios over the finished workloads."""
+    import math
+
+    def geomean(values: list[float]) -> str:
+        return f"{math.exp(sum(map(math.log, values)) / len(values)):.2f}" if values else "-"
+
+    done = [r for r in rows if r["ratio"]]
+    compiles = [
+        r["xhlo_compile_s"] / r["xla_compile_s"]
+        for r in rows
+        if r["xhlo_compile_s"] and r["xla_compile_s"]
+    ]
+    worst = max(done, key=lambda r: r["ratio"]) if done else None
+    print(
+        f"geomean xhlo/XLA time {geomean([r['ratio'] for r in done])} over {len(done)} of {len(rows)} "
+        f"workloads (worst: {worst['name']} {worst['ratio']:.2f}x)" if worst else "no finished workloads"
+    )
+    print(f"geomean xhlo/XLA compile time {geomean(compiles)}")
 
 
 def plot(rows: list[dict], path: Path, baseline: list[dict] | None = None) -> None:

@@ -18,7 +18,7 @@ from .source import load_module
 class CompileOptions:
     """Knobs of ``xhlo.compile``; every field is also a keyword argument."""
 
-    opt_level: int = 3  # LLVM optimisation level of the JIT
+    opt_level: int = 2  # LLVM optimisation level of the JIT (3: slower compiles, no faster code here)
     keep_ir: bool = True  # keep the IR after every stage (Executable.ir(stage))
     verify_each: bool = True  # run the MLIR verifier after every pass
     collective_timeout: float = 300.0  # seconds a device waits for its peers in a collective
