@@ -1,21 +1,24 @@
-"""xhlo-parallelize-loops and its thread pool: large loops on all cores, same results.
+"""xhlo-parallelize-loops and its native thread pool: large loops on all cores, same results.
 
-Every program runs with the pool (2 threads) and serially (1 thread); both
-must match numpy, and each other exactly (a chunk computes its iterations as
-the serial loop does). Counting the jobs handed to the pool shows which runs
-really went parallel: large programs do, small ones, device threads of a
-multi-device run and nested calls do not.
+Every program runs with the pool (2 and 3 threads) and serially (1 thread);
+all must match numpy, and each other exactly (a chunk computes its iterations
+as the serial loop does). The pool's job counter shows which runs really went
+parallel: programs above the pass's ``min-work`` do, small ones do not, and a
+call made while the pool is busy (another Python thread's loop, a loop body
+calling a program) runs serially instead of waiting.
 """
 
 from __future__ import annotations
 
+import ctypes
 import threading
 
 import numpy as np
 import pytest
 import xhlo
 from xhlo import cache
-from xhlo.runtime import parallel
+from xhlo.passes.parallelize_loops import ParallelizeLoops
+from xhlo.runtime import native_pool, parallel
 
 RNG = np.random.default_rng(11)
 
@@ -76,14 +79,19 @@ def _gather_args(vocab: int, width: int, lookups: int):
     return table, RNG.integers(0, vocab, (lookups, 1)).astype(np.int32)
 
 
-# name -> (program, inputs, numpy oracle, runs on the pool)
+# name -> (program, inputs, numpy oracle, runs on the pool); the element
+# counts straddle the default min-work (an element of _elementwise is ~22 ops)
 CASES = {
     "elementwise_large": (_elementwise(1 << 20), lambda: (RNG.standard_normal(1 << 20).astype(np.float32),),
                           _elementwise_numpy, True),
-    "elementwise_small": (_elementwise(4096), lambda: (RNG.standard_normal(4096).astype(np.float32),),
-                          _elementwise_numpy, False),
-    "softmax_large": (_softmax(512, 4096), lambda: (RNG.standard_normal((512, 4096)).astype(np.float32),),
+    "elementwise_above_threshold": (_elementwise(1 << 14), lambda: (RNG.standard_normal(1 << 14).astype(np.float32),),
+                                    _elementwise_numpy, True),
+    "elementwise_below_threshold": (_elementwise(4096), lambda: (RNG.standard_normal(4096).astype(np.float32),),
+                                    _elementwise_numpy, False),
+    "softmax_large": (_softmax(256, 4096), lambda: (RNG.standard_normal((256, 4096)).astype(np.float32),),
                       _softmax_numpy, True),
+    "softmax_medium": (_softmax(32, 1024), lambda: (RNG.standard_normal((32, 1024)).astype(np.float32),),
+                       _softmax_numpy, True),
     "softmax_small": (_softmax(8, 128), lambda: (RNG.standard_normal((8, 128)).astype(np.float32),),
                       _softmax_numpy, False),
     "gather_large": (_gather(8192, 256, 8192), lambda: _gather_args(8192, 256, 8192),
@@ -92,21 +100,46 @@ CASES = {
                      lambda table, ids: table[ids[:, 0]], False),
 }
 
+_BODY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_DISPATCH = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
+
+
+class _Jobs:
+    """Loops the pool ran on several threads since the fixture started."""
+
+    def __init__(self):
+        self._start = parallel.jobs_run()
+
+    def __call__(self) -> int:
+        return parallel.jobs_run() - self._start
+
 
 @pytest.fixture
-def jobs(monkeypatch):
+def jobs():
     """Counts the loops handed to the pool; restores the thread count afterwards."""
-    count = [0]
-    share = parallel._Pool.share
-
-    def counting_share(self, job, helpers):
-        count[0] += 1
-        share(self, job, helpers)
-
-    monkeypatch.setattr(parallel._Pool, "share", counting_share)
     previous = parallel.get_num_threads()
-    yield count
+    yield _Jobs()
     parallel.set_num_threads(previous)
+
+
+def _dispatch_python_body(body, begin: int, end: int, step: int) -> None:
+    """Run ``body(begin, end)`` (a Python function) through the native dispatcher."""
+    pool = native_pool.pool()
+    assert pool is not None
+    callback = _BODY(lambda _captures, b, e: body(b, e))
+    _DISPATCH(pool.dispatch_address)(ctypes.cast(callback, ctypes.c_void_p), None, begin, end, step)
+
+
+def _ranges_run(begin: int, end: int, step: int) -> list[tuple[int, int]]:
+    """The sub-ranges the dispatcher hands to the body, in the order they started."""
+    ranges, lock = [], threading.Lock()
+
+    def body(b, e):
+        with lock:
+            ranges.append((b, e))
+
+    _dispatch_python_body(body, begin, end, step)
+    return ranges
 
 
 def test_chunks_cover_the_range_once_on_the_step_grid():
@@ -118,27 +151,41 @@ def test_chunks_cover_the_range_once_on_the_step_grid():
         assert all((b - begin) % step == 0 for b, _ in pieces)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_native_dispatcher_runs_every_chunk_once(threads, jobs):
+    parallel.set_num_threads(threads)
+    for begin, end, step in [(0, 1024, 16), (3, 100, 7), (0, 5, 1), (10, 11, 4), (-8, 40, 3), (0, 100_000, 1)]:
+        ranges = _ranges_run(begin, end, step)
+        iterations = -(-(end - begin) // step)
+        if threads == 1 or iterations < 2:
+            assert ranges == [(begin, end)]
+        else:
+            expected = parallel.chunks(begin, end, step, threads * native_pool.CHUNKS_PER_THREAD)
+            assert sorted(ranges) == expected
+    assert (jobs() > 0) == (threads > 1)
+
+
+@pytest.mark.parametrize("threads", [2, 3])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_threads_and_serial_match_numpy(name, jobs):
+def test_threads_and_serial_match_numpy(name, threads, jobs):
     program, make_args, oracle, large = CASES[name]
     exe = xhlo.compile(program)
     assert ("xhlo_parallel_for" in exe.ir("xhlo-lower-to-loops")) == large
     args = make_args()
-    parallel.set_num_threads(2)
+    parallel.set_num_threads(threads)
     threaded = exe(*args)
-    assert (jobs[0] > 0) == large
+    assert (jobs() > 0) == large
     parallel.set_num_threads(1)
-    before = jobs[0]
+    before = jobs()
     serial = exe(*args)
-    assert jobs[0] == before
+    assert jobs() == before
     np.testing.assert_array_equal(threaded, serial)
     np.testing.assert_allclose(threaded, oracle(*args), rtol=2e-6, atol=1e-6)
 
 
-def test_row_loops_of_a_softmax_are_outlined():
-    exe = xhlo.compile(_softmax(512, 4096))
-    loops = exe.ir("xhlo-lower-to-loops")
-    assert loops.count("call @xhlo_parallel_for") >= 1
+def test_every_row_loop_of_a_softmax_is_outlined():
+    loops = xhlo.compile(_softmax(256, 4096)).ir("xhlo-lower-to-loops")
+    assert loops.count("call @xhlo_parallel_for") >= 3  # the max, the exp-and-sum and the divide
     assert "func.func private @main_parallel_0" in loops
 
 
@@ -157,19 +204,36 @@ def test_many_python_threads_call_one_program_at_once(jobs):
         t.start()
     for t in threads:
         t.join()
-    assert jobs[0] == 20
+    assert 1 <= jobs() <= 20  # a call finding the pool busy runs serially
     for i, x in enumerate(inputs):
         expected = _elementwise_numpy(x)
         for got in results[i]:
             np.testing.assert_allclose(got, expected, rtol=2e-6, atol=1e-6)
 
 
-def test_devices_of_a_replicated_run_stay_serial(jobs):
+def test_a_program_called_inside_a_parallel_loop_runs_serially(jobs):
+    """A loop body (on the caller and on a pool thread) calls a parallel program: no deadlock."""
+    parallel.set_num_threads(2)
+    exe = xhlo.compile(_elementwise(1 << 16))
+    inputs = RNG.standard_normal((8, 1 << 16)).astype(np.float32)
+    outputs: dict[int, np.ndarray] = {}
+
+    def body(b, e):
+        for i in range(b, e):
+            outputs[i] = exe(inputs[i])
+
+    _dispatch_python_body(body, 0, 8, 1)
+    assert jobs() == 1  # the outer loop; the inner calls found the pool busy
+    assert sorted(outputs) == list(range(8))
+    for i, x in enumerate(inputs):
+        np.testing.assert_allclose(outputs[i], _elementwise_numpy(x), rtol=2e-6, atol=1e-6)
+
+
+def test_devices_of_a_replicated_run_compute_correctly(jobs):
     parallel.set_num_threads(2)
     exe = xhlo.compile(_elementwise(1 << 20), num_replicas=2)
     inputs = [RNG.standard_normal(1 << 20).astype(np.float32) for _ in range(2)]
     outputs = exe.run_replicated([(x,) for x in inputs])
-    assert jobs[0] == 0
     for x, out in zip(inputs, outputs):
         got = out[0] if isinstance(out, tuple) else out
         np.testing.assert_allclose(got, _elementwise_numpy(x), rtol=2e-6, atol=1e-6)
@@ -177,8 +241,8 @@ def test_devices_of_a_replicated_run_stay_serial(jobs):
 
 def test_program_from_the_disk_cache_uses_the_pool(tmp_path, jobs):
     parallel.set_num_threads(2)
-    program = _softmax(512, 4096)
-    x = RNG.standard_normal((512, 4096)).astype(np.float32)
+    program = _softmax(256, 4096)
+    x = RNG.standard_normal((256, 4096)).astype(np.float32)
     cache.clear_memory()  # compile, so that the object code is stored
     xhlo.compile(program, cache_dir=str(tmp_path))
     if not list(tmp_path.glob("*.so")):
@@ -187,17 +251,20 @@ def test_program_from_the_disk_cache_uses_the_pool(tmp_path, jobs):
     loaded = xhlo.compile(program, cache_dir=str(tmp_path))
     assert type(loaded._engine).__name__ == "LoadedProgram"
     got = loaded(x)
-    assert jobs[0] > 0
+    assert jobs() > 0
     np.testing.assert_allclose(got, _softmax_numpy(x), rtol=2e-6, atol=1e-6)
 
 
-def test_small_min_work_parallelizes_small_loops_too():
+def test_min_work_decides_which_loops_are_outlined():
     from xhlo._mlir import ir, new_context
     from xhlo.pipeline import STAGES, build_pass_manager
 
+    assert ParallelizeLoops().min_work > 4096
     with new_context(), ir.Location.unknown():
         module = ir.Module.parse(_elementwise(4096))
         for stage in STAGES[:4]:
             build_pass_manager(stage.text).run(module.operation)
+        build_pass_manager("xhlo-parallelize-loops").run(module.operation)
+        assert "call @xhlo_parallel_for" not in str(module)
         build_pass_manager("xhlo-parallelize-loops{min-work=4096}").run(module.operation)
         assert "call @xhlo_parallel_for" in str(module)
