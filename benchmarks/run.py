@@ -113,7 +113,9 @@ def warm_up_compilers() -> None:
     import numpy as np
 
     import xhlo
+    from xhlo.runtime import native_pool
 
+    native_pool.pool()  # the parallel-for pool is compiled once per process
     jax.jit(lambda x: x + 1).lower(np.ones(2, np.float32)).compile()
     xhlo.compile(
         "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"

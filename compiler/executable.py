@@ -182,11 +182,20 @@ class Executable:
         user = tuple(outputs[: sig.num_user_outputs])
         return user[0] if len(user) == 1 else user
 
-    def _invoke(self, name: str, arrays: list[np.ndarray]) -> None:
+    def materialize(self) -> None:
+        """Generate the machine code of every public function now (the JIT does it
+        lazily, on first use), so the first call is as fast as later ones."""
+        for name in self.signatures:
+            self._entry_point(name)
+
+    def _entry_point(self, name: str):
         func = self._entry_points.get(name)
         if func is None:
-            func = self._engine.lookup(name)
-            self._entry_points[name] = func
+            func = self._entry_points[name] = self._engine.lookup(name)
+        return func
+
+    def _invoke(self, name: str, arrays: list[np.ndarray]) -> None:
+        func = self._entry_point(name)
         sig = self.signatures.get(name)
         if sig is not None and sig.scratch_bytes:
             arrays = [*arrays, self._arena(sig.scratch_bytes)]
@@ -254,8 +263,8 @@ class Executable:
         from .runtime.inprocess import run_replicated
 
         name = entry or self.entry
-        if name in self.signatures and name not in self._entry_points:
-            self._entry_points[name] = self._engine.lookup(name)  # resolve once, not in every thread
+        if name in self.signatures:
+            self._entry_point(name)  # resolve once, not in every thread
         return run_replicated(self, args_per_device, entry=name, timeout=timeout)
 
     @staticmethod

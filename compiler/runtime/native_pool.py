@@ -35,7 +35,7 @@ import threading
 CHUNKS_PER_THREAD = 4  # slack for a thread that joins late or runs slower
 MAX_CHUNKS = 0xFFFF  # the ticket's 16-bit chunk fields
 SPINS = 2000  # busy polls before a worker starts yielding
-YIELD_NANOSECONDS = 2_000_000  # an idle worker yields this long, then naps
+YIELD_NANOSECONDS = 200_000  # an idle worker yields this long, then naps (BLAS threads need the cores)
 NAP_MICROSECONDS = 50  # the first nap; each next one doubles ...
 MAX_NAP_MICROSECONDS = 1000  # ... up to this
 _CLOCK_MONOTONIC = 1
