@@ -40,7 +40,8 @@ def _elementwise_numpy(x):
     return x * np.tanh(x) + np.exp(-x * x)
 
 
-def _softmax(rows: int, cols: int) -> str:
+def softmax_module(rows: int, cols: int) -> str:
+    """Row-wise softmax of a rows x cols f32 matrix, as StableHLO."""
     t, r = f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}xf32>"
     return f"""
 func.func @main(%x: {t}) -> {t} {{
@@ -88,11 +89,11 @@ CASES = {
                                     _elementwise_numpy, True),
     "elementwise_below_threshold": (_elementwise(4096), lambda: (RNG.standard_normal(4096).astype(np.float32),),
                                     _elementwise_numpy, False),
-    "softmax_large": (_softmax(256, 4096), lambda: (RNG.standard_normal((256, 4096)).astype(np.float32),),
+    "softmax_large": (softmax_module(256, 4096), lambda: (RNG.standard_normal((256, 4096)).astype(np.float32),),
                       _softmax_numpy, True),
-    "softmax_medium": (_softmax(32, 1024), lambda: (RNG.standard_normal((32, 1024)).astype(np.float32),),
+    "softmax_medium": (softmax_module(32, 1024), lambda: (RNG.standard_normal((32, 1024)).astype(np.float32),),
                        _softmax_numpy, True),
-    "softmax_small": (_softmax(8, 128), lambda: (RNG.standard_normal((8, 128)).astype(np.float32),),
+    "softmax_small": (softmax_module(8, 128), lambda: (RNG.standard_normal((8, 128)).astype(np.float32),),
                       _softmax_numpy, False),
     "gather_large": (_gather(8192, 256, 8192), lambda: _gather_args(8192, 256, 8192),
                      lambda table, ids: table[ids[:, 0]], True),
@@ -184,7 +185,7 @@ def test_threads_and_serial_match_numpy(name, threads, jobs):
 
 
 def test_every_row_loop_of_a_softmax_is_outlined():
-    loops = xhlo.compile(_softmax(256, 4096)).ir("xhlo-lower-to-loops")
+    loops = xhlo.compile(softmax_module(256, 4096)).ir("xhlo-lower-to-loops")
     assert loops.count("call @xhlo_parallel_for") >= 3  # the max, the exp-and-sum and the divide
     assert "func.func private @main_parallel_0" in loops
 
@@ -241,7 +242,7 @@ def test_devices_of_a_replicated_run_compute_correctly(jobs):
 
 def test_program_from_the_disk_cache_uses_the_pool(tmp_path, jobs):
     parallel.set_num_threads(2)
-    program = _softmax(256, 4096)
+    program = softmax_module(256, 4096)
     x = RNG.standard_normal((256, 4096)).astype(np.float32)
     cache.clear_memory()  # compile, so that the object code is stored
     xhlo.compile(program, cache_dir=str(tmp_path))

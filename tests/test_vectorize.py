@@ -13,6 +13,8 @@ import xhlo
 from xhlo._mlir import ir, new_context
 from xhlo.passes.vectorize import plan_for
 
+from .test_parallelize_loops import softmax_module
+
 RNG = np.random.default_rng(6)
 STAGE = "xhlo-fuse-and-vectorize"
 
@@ -96,19 +98,7 @@ def test_integer_sum_is_exact():
 
 def test_softmax_rows():
     shape = (64, 300)
-    t, r = _t(shape), _t([64])
-    src = f"""func.func @main(%x: {t}) -> {t} {{
-  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : ({t}, tensor<f32>) -> {r}
-  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : ({r}) -> {t}
-  %d = stablehlo.subtract %x, %mb : {t}
-  %e = stablehlo.exponential %d : {t}
-  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : ({t}, tensor<f32>) -> {r}
-  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : ({r}) -> {t}
-  %y = stablehlo.divide %e, %sb : {t}
-  return %y : {t}
-}}"""
+    src = softmax_module(*shape)
     x = RNG.standard_normal(shape).astype(np.float32) * 4
     e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
     exe = xhlo.compile(src)

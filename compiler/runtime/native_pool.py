@@ -32,13 +32,15 @@ import ctypes
 import os
 import threading
 
+from .spin_wait import monotonic_now_function
+
 CHUNKS_PER_THREAD = 4  # slack for a thread that joins late or runs slower
 MAX_CHUNKS = 0xFFFF  # the ticket's 16-bit chunk fields
 SPINS = 2000  # busy polls before a worker starts yielding
 YIELD_NANOSECONDS = 200_000  # an idle worker yields this long, then naps (BLAS threads need the cores)
 NAP_MICROSECONDS = 50  # the first nap; each next one doubles ...
 MAX_NAP_MICROSECONDS = 1000  # ... up to this
-_CLOCK_MONOTONIC = 1
+_POOL_NOW = monotonic_now_function("pool_now")
 
 # Python reads and writes these through addresses(): configured thread count,
 # shutdown flag, pool lock, jobs handed to the pool (for tests and statistics).
@@ -78,19 +80,7 @@ module {{
     llvm.return
   }}
 
-  llvm.func @pool_now(%clock: !llvm.ptr) -> i64 {{
-    %id = llvm.mlir.constant({_CLOCK_MONOTONIC} : i32) : i32
-    %billion = llvm.mlir.constant(1000000000 : i64) : i64
-    %one = llvm.mlir.constant(1 : i64) : i64
-    %r = llvm.call @clock_gettime(%id, %clock) : (i32, !llvm.ptr) -> i32
-    %nsec_at = llvm.getelementptr %clock[%one] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-    %sec = llvm.load %clock : !llvm.ptr -> i64
-    %nsec = llvm.load %nsec_at : !llvm.ptr -> i64
-    %scaled = llvm.mul %sec, %billion : i64
-    %now = llvm.add %scaled, %nsec : i64
-    llvm.return %now : i64
-  }}
-
+{_POOL_NOW}
   // Take and run chunks of job %gen until none is left (or a newer job replaced it).
   llvm.func @pool_run_chunks(%gen: i64) {{
     %c1 = llvm.mlir.constant(1 : i64) : i64

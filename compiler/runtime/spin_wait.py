@@ -31,6 +31,27 @@ SLICE_NANOSECONDS = 50_000_000
 NAP_MICROSECONDS = 50
 _CLOCK_MONOTONIC = 1
 
+def monotonic_now_function(name: str) -> str:
+    """LLVM-dialect text of ``name(%clock: !llvm.ptr) -> i64``: CLOCK_MONOTONIC in
+    nanoseconds, using the 16-byte ``timespec`` that ``%clock`` points to."""
+    return f"""  llvm.func @{name}(%clock: !llvm.ptr) -> i64 {{
+    %id = llvm.mlir.constant({_CLOCK_MONOTONIC} : i32) : i32
+    %billion = llvm.mlir.constant(1000000000 : i64) : i64
+    %one = llvm.mlir.constant(1 : i64) : i64
+    %r = llvm.call @clock_gettime(%id, %clock) : (i32, !llvm.ptr) -> i32
+    %nsec_at = llvm.getelementptr %clock[%one] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %sec = llvm.load %clock : !llvm.ptr -> i64
+    %nsec = llvm.load %nsec_at : !llvm.ptr -> i64
+    %scaled = llvm.mul %sec, %billion : i64
+    %now = llvm.add %scaled, %nsec : i64
+    llvm.return %now : i64
+  }}
+"""
+
+
+MONOTONIC_NOW = monotonic_now_function("xhlo_now")
+
+
 _MODULE = f"""
 module {{
   llvm.func @sched_yield() -> i32
@@ -47,19 +68,7 @@ module {{
     llvm.store %x, %second : i64, !llvm.ptr
     llvm.return
   }}
-  llvm.func @xhlo_now(%clock: !llvm.ptr) -> i64 {{
-    %id = llvm.mlir.constant({_CLOCK_MONOTONIC} : i32) : i32
-    %billion = llvm.mlir.constant(1000000000 : i64) : i64
-    %one = llvm.mlir.constant(1 : i64) : i64
-    %r = llvm.call @clock_gettime(%id, %clock) : (i32, !llvm.ptr) -> i32
-    %nsec_at = llvm.getelementptr %clock[%one] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-    %sec = llvm.load %clock : !llvm.ptr -> i64
-    %nsec = llvm.load %nsec_at : !llvm.ptr -> i64
-    %scaled = llvm.mul %sec, %billion : i64
-    %now = llvm.add %scaled, %nsec : i64
-    llvm.return %now : i64
-  }}
-  llvm.func @xhlo_wait_at_least(%count: !llvm.ptr, %target: i64, %events: !llvm.ptr, %seen: i64) -> i64 {{
+{MONOTONIC_NOW}  llvm.func @xhlo_wait_at_least(%count: !llvm.ptr, %target: i64, %events: !llvm.ptr, %seen: i64) -> i64 {{
     %c0 = llvm.mlir.constant(0 : i64) : i64
     %c1 = llvm.mlir.constant(1 : i64) : i64
     %c2 = llvm.mlir.constant(2 : i64) : i64
