@@ -151,9 +151,9 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
     with context, ir.Location.unknown():
         module, filename = load_module(source, context, filename)
         record_device_counts(module, num_replicas, num_partitions)
-        stage_ir: dict[str, str] = {}
+        stage_ir: dict[str, object] = {}  # stage -> a copy of the IR, printed when asked for
         if opts.keep_ir:
-            stage_ir["input"] = str(module)
+            stage_ir["input"] = module.operation.clone()
         try:
             module.operation.verify()
         except ir.MLIRError as err:
@@ -189,7 +189,7 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
             if stage.name == "xhlo-bufferize":
                 signatures = _with_scratch_sizes(signatures, module)
             if opts.keep_ir:
-                stage_ir[stage.name] = str(module)
+                stage_ir[stage.name] = module.operation.clone()
         engine = _jit(module, opts.opt_level, context, filename)
         runtime = bind_runtime(engine, module, timeout=opts.collective_timeout, filename=filename)
         parallel.install(engine)  # loops outlined by xhlo-parallelize-loops run on the thread pool
@@ -250,7 +250,7 @@ def _remember(key: str, opts: CompileOptions, executable: Executable, engine, mo
         "num_replicas": executable.num_replicas,
         "num_partitions": executable.num_partitions,
         "shared_libs": blas.shared_libs_for(module),
-        "stage_ir": {k: v for k, v in executable.stage_ir.items() if k != "input"},
+        "stage_ir": {k: executable.ir(k) for k in executable.stage_ir if k != "input"},
     }
     cache.store(directory, key, engine, metadata)
 

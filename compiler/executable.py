@@ -127,7 +127,7 @@ class Executable:
         signatures: dict[str, FunctionSignature],
         entry: str,
         *,
-        stage_ir: dict[str, str],
+        stage_ir: dict[str, object],
         pipeline: str,
         context: ir.Context,
         num_replicas: int = 1,
@@ -153,9 +153,13 @@ class Executable:
     def ir(self, stage: str = "input") -> str:
         """The module's IR after ``stage`` (``input``, a stage name, or ``llvm``)."""
         try:
-            return self.stage_ir[stage]
+            kept = self.stage_ir[stage]
         except KeyError:
             raise KeyError(f"no IR kept for stage '{stage}'; stages: {list(self.stage_ir)}") from None
+        if not isinstance(kept, str):  # compile keeps a copy of the module: print it once, now
+            with self._context:
+                kept = self.stage_ir[stage] = str(kept)
+        return kept
 
     def __call__(self, *args):
         """Run the entry function. A program localized from a JAX ``shard_map`` over
