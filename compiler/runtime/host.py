@@ -59,13 +59,6 @@ def parse_types(text: str) -> list[tuple[tuple[int, ...], np.dtype]]:
     return types
 
 
-def _view(buffer, shape, dtype) -> np.ndarray:
-    import ctypes
-
-    raw = (ctypes.c_char * buffer.nbytes).from_address(buffer.address) if buffer.nbytes else b""
-    return np.frombuffer(raw, dtype=dtype).reshape(shape)
-
-
 def _fill(op, buffers, arrays: Sequence[np.ndarray], types, what: str) -> None:
     """Copy ``arrays`` into the result ``buffers``, checking them against ``types``."""
     if len(arrays) != len(types):
@@ -77,7 +70,7 @@ def _fill(op, buffers, arrays: Sequence[np.ndarray], types, what: str) -> None:
                 f"{what}: result {i} is {array.dtype}{list(array.shape)}, "
                 f"{op.describe()} expects {dtype}{list(shape)}"
             )
-        _view(buffer, shape, dtype)[...] = array
+        buffer.view(dtype, shape)[...] = array
 
 
 class HostQueues:
@@ -105,7 +98,7 @@ class HostQueues:
             self._read_infeed(device.index, op, results)
         elif op.primitive == "outfeed":
             operand_types = parse_types(op.attrs.get("operand_types", ""))
-            arrays = tuple(_view(b, s, d).copy() for b, (s, d) in zip(operands, operand_types))
+            arrays = tuple(b.view(d, s).copy() for b, (s, d) in zip(operands, operand_types))
             self.outfeed(device.index).put(arrays)
         else:
             _call_target(op, operands, results)
@@ -128,7 +121,7 @@ def _call_target(op, operands, results) -> None:
     if fn is None:
         raise LookupError(f"custom call target {target!r} is no longer registered")
     operand_types = parse_types(op.attrs.get("operand_types", ""))
-    args = [_view(b, s, d).copy() for b, (s, d) in zip(operands, operand_types)]
+    args = [b.view(d, s).copy() for b, (s, d) in zip(operands, operand_types)]
     out = fn(*args)
     types = parse_types(op.attrs.get("result_types", ""))
     if len(types) == 1 and not isinstance(out, (tuple, list)):

@@ -528,8 +528,7 @@ class RaggedPlan:
         """Operand ``index`` (2..5: offsets and sizes) as int64, read from memory."""
         itemsize = self.op.operand_itemsize[index]
         dtype = {4: np.int32, 8: np.int64, 2: np.int16, 1: np.int8}[itemsize]
-        raw = (ctypes.c_char * buffers[index].nbytes).from_address(buffers[index].address)
-        return np.frombuffer(raw, dtype=dtype).astype(np.int64)
+        return buffers[index].view(dtype).astype(np.int64)
 
     def updates_from(self, sender_operands, receiver_position: int, *, sender: int, receiver: int):
         """(input row, output row, rows) of every non-empty update ``sender`` sends ``receiver``."""

@@ -78,13 +78,6 @@ def load_mpi():
     return MPI
 
 
-def _view(buffer: Buffer) -> np.ndarray:
-    """The bytes of ``buffer`` as a writable uint8 array (no copy)."""
-    if buffer.nbytes == 0:
-        return np.empty(0, np.uint8)
-    return np.frombuffer((ctypes.c_char * buffer.nbytes).from_address(buffer.address), np.uint8)
-
-
 class MpiTransport:
     """Moves runtime-op bytes between MPI ranks."""
 
@@ -172,7 +165,7 @@ class MpiTransport:
         self, device: Device, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]
     ) -> None:
         if op.primitive == "device_id":
-            _view(results[0])[:] = np.array([device.replica, device.partition], np.int64).view(
+            results[0].view()[:] = np.array([device.replica, device.partition], np.int64).view(
                 np.uint8
             )
             return
@@ -186,7 +179,7 @@ class MpiTransport:
                 raise CollectiveError(
                     f"device {self.rank} is in no group of {op.describe()}", device=self.rank, op=op
                 )
-            _view(results[-1])[0] = 0
+            results[-1].view()[0] = 0
             return
         members, position = membership
         comm = self._group_comm(op.groups)
@@ -194,19 +187,19 @@ class MpiTransport:
         getattr(self, f"_{op.primitive}")(op, comm, position, operands, results)
 
     def _all_gather(self, op, comm, position, operands, results) -> None:
-        requests = [comm.Iallgather(_view(x), _view(y)) for x, y in zip(operands, results)]
+        requests = [comm.Iallgather(x.view(), y.view()) for x, y in zip(operands, results)]
         self._wait(requests, op, "")
 
     def _all_to_all(self, op, comm, position, operands, results) -> None:
-        requests = [comm.Ialltoall(_view(x), _view(y)) for x, y in zip(operands, results)]
+        requests = [comm.Ialltoall(x.view(), y.view()) for x, y in zip(operands, results)]
         self._wait(requests, op, "")
 
     def _collective_broadcast(self, op, comm, position, operands, results) -> None:
         (x,), (y, flag) = operands, results
         if position == 0:
             ctypes.memmove(y.address, x.address, y.nbytes)
-        self._wait([comm.Ibcast(_view(y), root=0)], op, "")
-        _view(flag)[0] = 1
+        self._wait([comm.Ibcast(y.view(), root=0)], op, "")
+        flag.view()[0] = 1
 
     def _collective_permute(self, op, comm, position, operands, results) -> None:
         (x,), (y, flag) = operands, results
@@ -214,11 +207,11 @@ class MpiTransport:
         requests = []
         target, source = op.target_of(self.rank), op.source_of(self.rank)
         if target is not None:
-            requests.append(self._p2p.Isend(_view(x), dest=target, tag=tag))
+            requests.append(self._p2p.Isend(x.view(), dest=target, tag=tag))
         if source is not None:
-            requests.append(self._p2p.Irecv(_view(y), source=source, tag=tag))
+            requests.append(self._p2p.Irecv(y.view(), source=source, tag=tag))
         self._wait(requests, op, "")
-        _view(flag)[0] = int(source is not None)
+        flag.view()[0] = int(source is not None)
 
     def _ragged_all_to_all(self, op, comm, position, operands, results) -> None:
         plan = RaggedPlan(op)
@@ -237,7 +230,7 @@ class MpiTransport:
         incoming = np.empty_like(outgoing)
         self._wait([comm.Ialltoall(outgoing, incoming)], op, "")
         row = plan.row_bytes
-        data = _view(operands[0]).reshape(-1, row) if row else np.empty((0, 0), np.uint8)
+        data = operands[0].view().reshape(-1, row) if row else np.empty((0, 0), np.uint8)
         send_counts = [
             int(sizes[j * updates : (j + 1) * updates].sum()) * row for j in range(count)
         ]
@@ -260,8 +253,8 @@ class MpiTransport:
             op,
             "",
         )
-        out = _view(results[0])
-        out[:] = _view(operands[1])  # untouched rows keep `output`
+        out = results[0].view()
+        out[:] = operands[1].view()  # untouched rows keep `output`
         cursor = 0
         for j in range(count):
             for u in range(updates):
@@ -290,7 +283,7 @@ class MpiTransport:
         *payload, flag = results
         source = op.source_of(self.rank)
         if source is None:
-            _view(flag)[0] = 0
+            flag.view()[0] = 0
             return
         data = np.empty(sum(b.nbytes for b in payload), np.uint8)
         self._wait(
@@ -298,9 +291,9 @@ class MpiTransport:
         )
         cursor = 0
         for buffer in payload:
-            _view(buffer)[:] = data[cursor : cursor + buffer.nbytes]
+            buffer.view()[:] = data[cursor : cursor + buffer.nbytes]
             cursor += buffer.nbytes
-        _view(flag)[0] = 1
+        flag.view()[0] = 1
 
 
 def members_of(op: RuntimeOp, device: int) -> tuple[int, ...]:

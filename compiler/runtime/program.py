@@ -24,6 +24,8 @@ import threading
 from collections.abc import Iterator
 from typing import NamedTuple, Protocol
 
+import numpy as np
+
 from .._mlir import ir
 from ..errors import format_location
 from .errors import CollectiveError, DeviceError
@@ -37,6 +39,15 @@ DEFAULT_TIMEOUT = 300.0  # seconds a device waits for its peers in one collectiv
 class Buffer(NamedTuple):
     address: int
     nbytes: int
+
+    def view(self, dtype=np.uint8, shape=None) -> np.ndarray:
+        """The buffer's memory as a writable numpy array of ``dtype`` (no copy)."""
+        if self.nbytes == 0:
+            array = np.empty(0, dtype)
+        else:
+            raw = (ctypes.c_char * self.nbytes).from_address(self.address)
+            array = np.frombuffer(raw, dtype)
+        return array if shape is None else array.reshape(shape)
 
 
 @dataclasses.dataclass
@@ -165,8 +176,6 @@ def _decode(attr: ir.Attribute):
 
 
 def _dense_rows(attr: ir.DenseIntElementsAttr) -> tuple[tuple[int, ...], ...]:
-    import numpy as np
-
     shape = ir.RankedTensorType(attr.type).shape
     if not shape or 0 in shape:
         return ()
