@@ -157,9 +157,11 @@ def runtime_call(
     return list(op.results)
 
 
-def _config(
+def runtime_config(
     op: ir.Operation, groups: list[tuple[int, ...]], **extra: ir.Attribute
 ) -> dict[str, ir.Attribute]:
+    """The ``backend_config`` of a runtime call standing for ``op``: what it is, its
+    signature (devices compare them) and its device groups."""
     name = op.name
     if name == "stablehlo.custom_call":
         name += " @" + ir.StringAttr(op.attributes["call_target_name"]).value
@@ -303,7 +305,7 @@ class _Lowering:
                 )
         xs = list(op.operands)
         stacked = runtime_call(
-            "all_gather", xs, [_stacked_type(x, count) for x in xs], _config(op, groups)
+            "all_gather", xs, [_stacked_type(x, count) for x in xs], runtime_config(op, groups)
         )
         _replace(op, [_concat_leading(s, dimension) for s in stacked])
 
@@ -315,7 +317,7 @@ class _Lowering:
             _replace(op, self.reduce_scatter_gather(op, groups, xs))
             return
         stacked = runtime_call(
-            "all_gather", xs, [_stacked_type(x, count) for x in xs], _config(op, groups)
+            "all_gather", xs, [_stacked_type(x, count) for x in xs], runtime_config(op, groups)
         )
         _replace(op, [_fold(op.regions[0], s, count) for s in stacked])
 
@@ -338,10 +340,10 @@ class _Lowering:
         """
         count = len(groups[0])
         blocks = [sh.reshape(x, [count, _num_elements(x) // count]) for x in xs]
-        received = runtime_call("all_to_all", blocks, [b.type for b in blocks], _config(op, groups))
+        received = runtime_call("all_to_all", blocks, [b.type for b in blocks], runtime_config(op, groups))
         slices = [_fold(op.regions[0], r, count) for r in received]
         gathered = runtime_call(
-            "all_gather", slices, [_stacked_type(s, count) for s in slices], _config(op, groups)
+            "all_gather", slices, [_stacked_type(s, count) for s in slices], runtime_config(op, groups)
         )
         return [sh.reshape(g, sh.shape_of(x)) for g, x in zip(gathered, xs)]
 
@@ -351,7 +353,7 @@ class _Lowering:
         )
         count = len(groups[0])
         x = op.operands[0]
-        (stacked,) = runtime_call("all_gather", [x], [_stacked_type(x, count)], _config(op, groups))
+        (stacked,) = runtime_call("all_gather", [x], [_stacked_type(x, count)], runtime_config(op, groups))
         total = _part(stacked, 0)
         for index in range(1, count):
             total = sh.add(total, _part(stacked, index))
@@ -367,7 +369,7 @@ class _Lowering:
                 op, f"scatter dimension {dimension} of {x.type} does not split into {count} blocks"
             )
         blocks = _split_leading(x, dimension, count)
-        (received,) = runtime_call("all_to_all", [blocks], [blocks.type], _config(op, groups))
+        (received,) = runtime_call("all_to_all", [blocks], [blocks.type], runtime_config(op, groups))
         _replace(op, [_fold(op.regions[0], received, count)])
 
     def all_to_all(self, op: ir.Operation) -> None:
@@ -387,7 +389,7 @@ class _Lowering:
                     op, f"split dimension {split} of {x.type} does not split into {count} blocks"
                 )
             blocks.append(_split_leading(x, split, count))
-        received = runtime_call("all_to_all", blocks, [b.type for b in blocks], _config(op, groups))
+        received = runtime_call("all_to_all", blocks, [b.type for b in blocks], runtime_config(op, groups))
         _replace(op, [_concat_leading(r, concat) for r in received])
 
     # permute, broadcast --------------------------------------------------------------
@@ -409,7 +411,7 @@ class _Lowering:
     def collective_permute(self, op: ir.Operation) -> None:
         groups, pairs = self.pairs(op, pg.channel_mode(_channel_id(op)))
         x = op.operands[0]
-        config = _config(op, groups, pairs=_dense_ids(pairs, 2))
+        config = runtime_config(op, groups, pairs=_dense_ids(pairs, 2))
         y, received = runtime_call(
             "collective_permute", [x], [x.type, sh.tensor_type([], sh.i1())], config
         )
@@ -420,14 +422,14 @@ class _Lowering:
         groups = self.groups(op, mode, _groups_attr(op), cover=False)
         x = op.operands[0]
         y, received = runtime_call(
-            "collective_broadcast", [x], [x.type, sh.tensor_type([], sh.i1())], _config(op, groups)
+            "collective_broadcast", [x], [x.type, sh.tensor_type([], sh.i1())], runtime_config(op, groups)
         )
         _replace(op, [_zeros_unless(received, y)])
 
     # ids -------------------------------------------------------------------------------
 
     def device_id(self, op: ir.Operation) -> None:
-        (ids,) = runtime_call("device_id", [], [sh.tensor_type([2], sh.i64())], _config(op, []))
+        (ids,) = runtime_call("device_id", [], [sh.tensor_type([2], sh.i64())], runtime_config(op, []))
         index = 0 if op.name == "stablehlo.replica_id" else 1
         part = sh.reshape(sh.slice(ids, [index], [index + 1]), [])
         result_elem = ir.RankedTensorType(op.results[0].type).element_type
@@ -476,7 +478,7 @@ class _Lowering:
             "channel": _i64(channel),
         }
         (result,) = runtime_call(
-            "ragged_all_to_all", list(op.operands), [output.type], _config(op, groups, **extra)
+            "ragged_all_to_all", list(op.operands), [output.type], runtime_config(op, groups, **extra)
         )
         _replace(op, [result])
 
@@ -496,7 +498,7 @@ class _Lowering:
         # partitions when the program has several, replicas otherwise
         mode = pg.CROSS_PARTITION if self.grid.partitions > 1 else pg.CROSS_REPLICA
         groups, pairs = self.pairs(op, mode)
-        config = _config(op, groups, pairs=_dense_ids(pairs, 2), channel=_i64(_channel_id(op)))
+        config = runtime_config(op, groups, pairs=_dense_ids(pairs, 2), channel=_i64(_channel_id(op)))
         token = op.operands[len(op.operands) - 1]
         return config, token
 

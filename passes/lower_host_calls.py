@@ -15,7 +15,8 @@ which ``xhlo-lower-runtime-calls`` turns into an external call served by
 =================  =======================================================
 
 Tokens are forwarded: the runtime calls keep their order because they are
-side-effecting. Only custom calls whose target is registered when the pass
+side-effecting. The host side views each buffer through the shapes and
+element types that ``xhlo-lower-runtime-calls`` records for every call. Only custom calls whose target is registered when the pass
 runs are taken; ``xhlo-legalize-custom-calls`` reports the others.
 """
 
@@ -23,12 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 
-import numpy as np
 from xhlo._mlir import ir
 from xhlo.runtime.host import is_registered
 
 from .base import ModulePass, PassError, walk_ops
-from .lower_collectives import runtime_call, signature
+from .lower_collectives import runtime_call, runtime_config
 
 _OPS = ("stablehlo.infeed", "stablehlo.outfeed", "stablehlo.custom_call")
 
@@ -37,37 +37,19 @@ def _is_token(value: ir.Value) -> bool:
     return str(value.type) == "!stablehlo.token"
 
 
-def _types_text(values) -> str:
-    """``2x3xf32;i32``: the runtime's numpy view of each buffer."""
-    parts = []
+def _check_static(op: ir.Operation, values) -> None:
     for value in values:
-        t = ir.RankedTensorType(value.type)
-        parts.append("x".join([*(str(d) for d in t.shape), str(t.element_type)]))
-    return ";".join(parts)
-
-
-def _config(op: ir.Operation, name: str, data_operands, data_results, **extra: str) -> dict:
-    for value in [*data_operands, *data_results]:
         t = value.type
         if not isinstance(t, ir.RankedTensorType) or not ir.RankedTensorType(t).has_static_shape:
-            raise PassError(op, f"'{name}' needs statically shaped tensors, got {t}")
-    entries = {
-        "op": name,
-        "signature": signature(op),
-        "operand_types": _types_text(data_operands),
-        "result_types": _types_text(data_results),
-        **extra,
-    }
-    config = {k: ir.StringAttr.get(v) for k, v in entries.items()}
-    config["groups"] = ir.DenseIntElementsAttr.get(np.zeros((0, 0), np.int64))
-    return config
+            raise PassError(op, f"'{op.name}' needs statically shaped tensors, got {t}")
 
 
-def _lower(op: ir.Operation, primitive: str, name: str, **extra: str) -> None:
+def _lower(op: ir.Operation, primitive: str, **extra: ir.Attribute) -> None:
     operands = [v for v in op.operands if not _is_token(v)]
     results = [r for r in op.results if not _is_token(r)]
     tokens = [v for v in op.operands if _is_token(v)]
-    config = _config(op, name, operands, results, **extra)
+    _check_static(op, [*operands, *results])
+    config = runtime_config(op, [], **extra)
     with ir.InsertionPoint(op), op.location:
         values = iter(runtime_call(primitive, operands, [r.type for r in results], config))
     for result in op.results:
@@ -87,10 +69,10 @@ class LowerHostCalls(ModulePass):
     def run(self, module: ir.Operation) -> None:
         for op in walk_ops(module, _OPS):
             if op.name == "stablehlo.infeed":
-                _lower(op, "infeed", "stablehlo.infeed")
+                _lower(op, "infeed")
             elif op.name == "stablehlo.outfeed":
-                _lower(op, "outfeed", "stablehlo.outfeed")
+                _lower(op, "outfeed")
             else:
                 target = ir.StringAttr(op.attributes["call_target_name"]).value
                 if is_registered(target):
-                    _lower(op, "host_callback", f"stablehlo.custom_call @{target}", target=target)
+                    _lower(op, "host_callback", target=ir.StringAttr.get(target))

@@ -103,6 +103,11 @@ def _byte_sizes(types: list[ir.RankedTensorType]) -> tuple[list[int], list[int]]
     return [_num_elements(t) * item for t, item in zip(types, items)], items
 
 
+def _types_text(types: list[ir.RankedTensorType]) -> str:
+    """``2x3xf32;ui8``: shape and element type of each buffer, for host-side numpy views."""
+    return ";".join("x".join([*(str(d) for d in t.shape), str(t.element_type)]) for t in types)
+
+
 def _describe(op: ir.Operation, index: int, primitive: str) -> ir.Attribute:
     """The ``xhlo.runtime_calls`` entry of call ``index``: config + buffer sizes + origin."""
     entries = {a.name: a.attr for a in ir.DictAttr(op.attributes["backend_config"])}
@@ -112,6 +117,8 @@ def _describe(op: ir.Operation, index: int, primitive: str) -> ir.Attribute:
     result_bytes, result_items = _byte_sizes(result_types)
     entries.update(
         {
+            "operand_types": ir.StringAttr.get(_types_text(operand_types)),
+            "result_types": ir.StringAttr.get(_types_text(result_types)),
             "index": ir.IntegerAttr.get(sh.i64(), index),
             "primitive": ir.StringAttr.get(primitive),
             "location": ir.StringAttr.get(str(op.location)),

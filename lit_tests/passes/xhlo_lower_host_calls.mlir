@@ -5,11 +5,11 @@
 // CHECK-SAME: (%[[T:.*]]: !stablehlo.token)
 // CHECK: %[[IN:.*]]:2 = stablehlo.custom_call @xhlo.runtime.infeed()
 // CHECK-SAME: op = "stablehlo.infeed"
-// CHECK-SAME: result_types = "2x3xf32;i32"
+// CHECK-SAME: signature = "stablehlo.infeed(!stablehlo.token) -> (tensor<2x3xf32>, tensor<i32>, !stablehlo.token)
 // CHECK-SAME: has_side_effect = true
 // CHECK-SAME: () -> (tensor<2x3xf32>, tensor<i32>)
 // CHECK: stablehlo.custom_call @xhlo.runtime.outfeed(%[[IN]]#0)
-// CHECK-SAME: operand_types = "2x3xf32"
+// CHECK-SAME: op = "stablehlo.outfeed"
 // CHECK-SAME: (tensor<2x3xf32>) -> ()
 // CHECK: return %[[IN]]#0, %[[IN]]#1, %[[T]]
 // CHECK-NOT: stablehlo.infeed"

@@ -6,7 +6,8 @@
 // CHECK-LABEL: module attributes
 // CHECK-SAME: xhlo.runtime_calls = [{groups = dense<{{\[\[}}0, 1]]> : tensor<1x2xi64>, index = 0 : i64
 // CHECK-SAME: op = "stablehlo.all_reduce", operand_bytes = array<i64: 16>, operand_itemsize = array<i64: 4>
-// CHECK-SAME: primitive = "all_gather", result_bytes = array<i64: 32>, result_itemsize = array<i64: 4>
+// CHECK-SAME: operand_types = "4xf32", primitive = "all_gather", result_bytes = array<i64: 32>, result_itemsize = array<i64: 4>
+// CHECK-SAME: result_types = "2x4xf32"
 // CHECK: func.func private @xhlo_rt_op0(memref<4xf32>, memref<2x4xf32>) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @gather
 // CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<4xf32>
@@ -30,7 +31,9 @@ module attributes {mhlo.num_replicas = 2 : i32} {
 // one-byte buffer. Each call site gets its own function.
 
 // CHECK-LABEL: module attributes
+// CHECK-SAME: operand_types = "3xui32"
 // CHECK-SAME: result_bytes = array<i64: 12, 1>
+// CHECK-SAME: result_types = "3xui32;i1"
 // CHECK-DAG: func.func private @xhlo_rt_op0(memref<3xi32>, memref<3xi32>, memref<i1>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @xhlo_rt_op1(memref<2xi64>) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @permute
