@@ -62,18 +62,22 @@ def _groups_attr(groups: list[list[int]]) -> ir.Attribute:
     return dense_i64_matrix([g + [-1] * (width - len(g)) for g in groups], width)
 
 
-def _channel(channel_id) -> int | None:
+def channel_number(channel_id) -> int | None:
+    """The channel of an int or a ``ChannelHandle``-like object with ``handle``."""
     if channel_id is None:
         return None
     return int(getattr(channel_id, "handle", channel_id))
 
 
+def channel_handle_attr(channel: int) -> ir.Attribute:
+    """A device-to-device (type 1) ``#stablehlo.channel_handle``."""
+    return ir.Attribute.parse(f"#stablehlo.channel_handle<handle = {channel}, type = 1>")
+
+
 def _common_attrs(groups, channel, use_global_device_ids=None) -> dict:
     attrs = {"replica_groups": _groups_attr(groups)}
     if channel is not None:
-        attrs["channel_handle"] = ir.Attribute.parse(
-            f"#stablehlo.channel_handle<handle = {channel}, type = 1>"
-        )
+        attrs["channel_handle"] = channel_handle_attr(channel)
     if use_global_device_ids:
         attrs["use_global_device_ids"] = ir.UnitAttr.get()
     return attrs
@@ -158,7 +162,7 @@ def AllReduce(
 ) -> XlaOp:
     """Reduce ``operand`` (an array or a tuple, element-wise) across the replicas of each group."""
     _, comp = _reduction("AllReduce", operand, computation)
-    groups, channel = _groups("AllReduce", replica_groups), _channel(channel_id)
+    groups, channel = _groups("AllReduce", replica_groups), channel_number(channel_id)
     if not operand.shape.is_tuple():
         _check_layout("AllReduce", shape_with_layout, operand.shape)
     out = operand.shape.without_layout()
@@ -201,7 +205,7 @@ def AllGather(
     (d,) = check_dimensions(
         "AllGather", [all_gather_dimension], shape.rank(), "all_gather_dimension", shape
     )
-    groups, channel = _groups("AllGather", replica_groups), _channel(channel_id)
+    groups, channel = _groups("AllGather", replica_groups), channel_number(channel_id)
     count = _group_size("AllGather", groups, shard_count, "shard_count")
     groups = _explicit_groups(groups, count)
     dims = list(shape.dimensions())
@@ -238,7 +242,7 @@ def AllToAll(
     (concat,) = check_dimensions(
         "AllToAll", [concat_dimension], shape.rank(), "concat_dimension", shape
     )
-    groups, channel = _groups("AllToAll", replica_groups), _channel(channel_id)
+    groups, channel = _groups("AllToAll", replica_groups), channel_number(channel_id)
     count = _group_size("AllToAll", groups, split_count, "split_count")
     groups = _explicit_groups(groups, count)
     dims = list(shape.dimensions())
@@ -259,9 +263,7 @@ def AllToAll(
             "replica_groups": _groups_attr(groups),
         }
         if channel is not None:
-            a["channel_handle"] = ir.Attribute.parse(
-                f"#stablehlo.channel_handle<handle = {channel}, type = 1>"
-            )
+            a["channel_handle"] = channel_handle_attr(channel)
         return a
 
     return single_op("AllToAll", "stablehlo.all_to_all", out, [operand], attrs)
@@ -283,7 +285,7 @@ def ReduceScatter(
     (d,) = check_dimensions(
         "ReduceScatter", [scatter_dimension], shape.rank(), "scatter_dimension", shape
     )
-    groups, channel = _groups("ReduceScatter", replica_groups), _channel(channel_id)
+    groups, channel = _groups("ReduceScatter", replica_groups), channel_number(channel_id)
     count = _group_size("ReduceScatter", groups, shard_count, "shard_count")
     groups = _explicit_groups(groups, count)
     dims = list(shape.dimensions())
@@ -317,14 +319,12 @@ def CollectivePermute(
     sources, targets = [s for s, _ in pairs], [t for _, t in pairs]
     if len(set(sources)) != len(sources) or len(set(targets)) != len(targets):
         raise ValueError(f"CollectivePermute: pairs {pairs} repeat a source or a target")
-    channel = _channel(channel_id)
+    channel = channel_number(channel_id)
 
     def attrs():
         a = {"source_target_pairs": dense_i64_matrix(pairs, 2)}
         if channel is not None:
-            a["channel_handle"] = ir.Attribute.parse(
-                f"#stablehlo.channel_handle<handle = {channel}, type = 1>"
-            )
+            a["channel_handle"] = channel_handle_attr(channel)
         return a
 
     return single_op(
@@ -339,7 +339,7 @@ def CollectivePermute(
 def CollectiveBroadcast(operand, replica_groups, channel_id=None) -> XlaOp:
     """Each group's first id sends its operand to the group; ids in no group get zeros."""
     shape = array("CollectiveBroadcast", operand)
-    groups, channel = _groups("CollectiveBroadcast", replica_groups), _channel(channel_id)
+    groups, channel = _groups("CollectiveBroadcast", replica_groups), channel_number(channel_id)
     return single_op(
         "CollectiveBroadcast",
         "stablehlo.collective_broadcast",
@@ -380,7 +380,7 @@ def RaggedAllToAll(
             raise ValueError(
                 f"RaggedAllToAll: offsets and sizes must be integer arrays of one shape, got {n} {s} and {mshapes[0]}"
             )
-    groups, channel = _groups("RaggedAllToAll", replica_groups), _channel(channel_id)
+    groups, channel = _groups("RaggedAllToAll", replica_groups), channel_number(channel_id)
     out = outs.without_layout()
 
     def attrs():

@@ -31,6 +31,7 @@ from ._support import (
     single_op,
 )
 from .builder import XlaOp, flatten
+from .collectives import channel_handle_attr, channel_number
 from .shape import Shape
 
 __all__ = [
@@ -48,7 +49,6 @@ __all__ = [
 ]
 
 _TOKEN = Shape.token_shape()
-_DEVICE_TO_DEVICE = 1  # stablehlo ChannelType
 
 
 def _token(op_name: str, token) -> XlaOp:
@@ -182,8 +182,8 @@ def Outfeed(
 
 def _channel_attrs(op_name: str, handle, source_target_pairs) -> Callable[[], dict]:
     """Check the channel now; its attributes are made when emitting (in the module's context)."""
-    channel = int(getattr(handle, "handle", handle))
-    if channel <= 0:
+    channel = channel_number(handle)
+    if channel is None or channel <= 0:
         raise ValueError(f"{op_name}: the channel handle must be positive, got {channel}")
     pairs = [tuple(int(i) for i in p) for p in source_target_pairs or ()]
     if not pairs or any(len(p) != 2 or min(p) < 0 for p in pairs):
@@ -195,9 +195,7 @@ def _channel_attrs(op_name: str, handle, source_target_pairs) -> Callable[[], di
     if len(set(targets)) != len(targets) or len({s for s, _ in pairs}) != len(pairs):
         raise ValueError(f"{op_name}: a device may send or receive once per channel, got {pairs}")
     return lambda: {
-        "channel_handle": ir.Attribute.parse(
-            f"#stablehlo.channel_handle<handle = {channel}, type = {_DEVICE_TO_DEVICE}>"
-        ),
+        "channel_handle": channel_handle_attr(channel),
         "is_host_transfer": bool_attr(False),
         "source_target_pairs": dense_i64_matrix(pairs, 2),
     }
