@@ -204,64 +204,29 @@ def Not(operand) -> XlaOp:
     return _unary("Not", "stablehlo.not", _LOGICAL, operand)
 
 
-def Exp(operand, result_accuracy=None) -> XlaOp:
-    return _unary(
-        "Exp", "stablehlo.exponential", _FLOATING, operand, result_accuracy=result_accuracy
-    )
+def _math(op_name: str, mlir_name: str):
+    """An element-wise floating-point function that takes XLA's ``result_accuracy``."""
+
+    def op(operand, result_accuracy=None) -> XlaOp:
+        return _unary(op_name, mlir_name, _FLOATING, operand, result_accuracy=result_accuracy)
+
+    op.__name__ = op.__qualname__ = op_name
+    op.__doc__ = f"Element-wise ``{mlir_name}`` of a floating-point or complex operand."
+    return op
 
 
-def Expm1(operand, result_accuracy=None) -> XlaOp:
-    return _unary(
-        "Expm1",
-        "stablehlo.exponential_minus_one",
-        _FLOATING,
-        operand,
-        result_accuracy=result_accuracy,
-    )
-
-
-def Log(operand, result_accuracy=None) -> XlaOp:
-    return _unary("Log", "stablehlo.log", _FLOATING, operand, result_accuracy=result_accuracy)
-
-
-def Log1p(operand, result_accuracy=None) -> XlaOp:
-    return _unary(
-        "Log1p", "stablehlo.log_plus_one", _FLOATING, operand, result_accuracy=result_accuracy
-    )
-
-
-def Logistic(operand, result_accuracy=None) -> XlaOp:
-    return _unary(
-        "Logistic", "stablehlo.logistic", _FLOATING, operand, result_accuracy=result_accuracy
-    )
-
-
-def Sqrt(operand, result_accuracy=None) -> XlaOp:
-    return _unary("Sqrt", "stablehlo.sqrt", _FLOATING, operand, result_accuracy=result_accuracy)
-
-
-def Rsqrt(operand, result_accuracy=None) -> XlaOp:
-    return _unary("Rsqrt", "stablehlo.rsqrt", _FLOATING, operand, result_accuracy=result_accuracy)
-
-
-def Cbrt(operand, result_accuracy=None) -> XlaOp:
-    return _unary("Cbrt", "stablehlo.cbrt", _FLOATING, operand, result_accuracy=result_accuracy)
-
-
-def Sin(operand, result_accuracy=None) -> XlaOp:
-    return _unary("Sin", "stablehlo.sine", _FLOATING, operand, result_accuracy=result_accuracy)
-
-
-def Cos(operand, result_accuracy=None) -> XlaOp:
-    return _unary("Cos", "stablehlo.cosine", _FLOATING, operand, result_accuracy=result_accuracy)
-
-
-def Tan(operand, result_accuracy=None) -> XlaOp:
-    return _unary("Tan", "stablehlo.tan", _FLOATING, operand, result_accuracy=result_accuracy)
-
-
-def Tanh(operand, result_accuracy=None) -> XlaOp:
-    return _unary("Tanh", "stablehlo.tanh", _FLOATING, operand, result_accuracy=result_accuracy)
+Exp = _math("Exp", "stablehlo.exponential")
+Expm1 = _math("Expm1", "stablehlo.exponential_minus_one")
+Log = _math("Log", "stablehlo.log")
+Log1p = _math("Log1p", "stablehlo.log_plus_one")
+Logistic = _math("Logistic", "stablehlo.logistic")
+Sqrt = _math("Sqrt", "stablehlo.sqrt")
+Rsqrt = _math("Rsqrt", "stablehlo.rsqrt")
+Cbrt = _math("Cbrt", "stablehlo.cbrt")
+Sin = _math("Sin", "stablehlo.sine")
+Cos = _math("Cos", "stablehlo.cosine")
+Tan = _math("Tan", "stablehlo.tan")
+Tanh = _math("Tanh", "stablehlo.tanh")
 
 
 def Erf(operand, result_accuracy=None) -> XlaOp:
