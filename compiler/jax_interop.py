@@ -255,11 +255,8 @@ def _constant_index(value: ir.Value) -> int | None:
 
 def _inline_branch(case_op: ir.Operation, index: int) -> None:
     """An out-of-range index selects the last branch (the StableHLO spec)."""
-    block = case_op.regions[index].blocks[0]
-    operations = list(block.operations)
-    for inner in operations[:-1]:
-        inner.operation.move_before(case_op)
-    for result, value in zip(case_op.results, operations[-1].operands):
+    values = sh.splice_block(case_op, case_op.regions[index].blocks[0])
+    for result, value in zip(case_op.results, values):
         result.replace_all_uses_with(value)
     case_op.erase()
 

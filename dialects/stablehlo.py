@@ -294,6 +294,18 @@ def inline_region(region: ir.Region, args: Sequence[ir.Value]) -> list[ir.Value]
     return results
 
 
+def splice_block(op: ir.Operation, block: ir.Block, args: Sequence[ir.Value] = ()) -> list[ir.Value]:
+    """Move ``block``'s operations before ``op``, its arguments bound to ``args``;
+    returns the values its terminator yields (the terminator stays behind, and
+    goes when the caller erases ``op``)."""
+    for arg, value in zip(block.arguments, args):
+        arg.replace_all_uses_with(value)
+    operations = list(block.operations)
+    for inner in operations[:-1]:
+        inner.operation.move_before(op)
+    return list(operations[-1].operands)
+
+
 def _lookup(mapping, value, default=...):
     found = mapping.get(value)
     if found is not None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from xhlo._mlir import ir
+from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, PassError, walk_ops
 
@@ -47,12 +48,7 @@ def _inline_region(op: ir.Operation) -> None:
                 f"'{op.name}' splits {operand.type} into shards of {arg.type}: the program is "
                 "partitioned over several devices, and xhlo does not partition programs",
             )
-        arg.replace_all_uses_with(operand)
-    operations = list(block.operations)
-    terminator = operations[-1]
-    for inner in operations[:-1]:
-        inner.operation.move_before(op)
-    for result, value in zip(op.results, terminator.operands):
+    for result, value in zip(op.results, sh.splice_block(op, block, list(op.operands))):
         if result.type != value.type:
             raise PassError(
                 op, f"'{op.name}' result {result.type} is built from shards {value.type}"
