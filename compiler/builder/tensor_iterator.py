@@ -31,9 +31,9 @@ __all__ = ["TensorIterator", "TensorIteratorInput", "TensorIteratorOutput"]
 
 
 @dataclasses.dataclass(frozen=True)
-class TensorIteratorInput:
-    """``<input external_port_id internal_layer_id [axis start end stride]/>``;
-    ``part_size``: slice extent along ``axis`` (default: the body parameter's, else |stride|)."""
+class _PortMapEntry:
+    """One ``port_map`` entry: an external port, the body's parameter or result,
+    and optionally how it is sliced (inputs) or concatenated (outputs)."""
 
     external_port_id: int
     internal_layer_id: int
@@ -45,16 +45,14 @@ class TensorIteratorInput:
 
 
 @dataclasses.dataclass(frozen=True)
-class TensorIteratorOutput:
-    """``<output external_port_id internal_layer_id [axis start end stride]/>``."""
+class TensorIteratorInput(_PortMapEntry):
+    """``<input external_port_id internal_layer_id [axis start end stride]/>``;
+    ``part_size``: slice extent along ``axis`` (default: the body parameter's, else |stride|)."""
 
-    external_port_id: int
-    internal_layer_id: int
-    axis: int | None = None
-    start: int = 0
-    end: int = -1
-    stride: int = 1
-    part_size: int | None = None
+
+@dataclasses.dataclass(frozen=True)
+class TensorIteratorOutput(_PortMapEntry):
+    """``<output external_port_id internal_layer_id [axis start end stride]/>``."""
 
 
 _FIELDS = {f.name for f in dataclasses.fields(TensorIteratorInput)}
