@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ctypes
 import threading
-import time
 
 READY, EVENT, SLICE_OVER, DISAGREE = 1, 2, 0, 4
 
@@ -181,8 +180,7 @@ _EXCHANGE = ctypes.CFUNCTYPE(
     ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
 )
 _lock = threading.Lock()
-_native = None  # (engine, wait, exchange) once compiled; False when compiling failed
-_departures = threading.Lock()  # the Python exchange's departure increments
+_native = None  # (engine, wait, exchange) once compiled
 
 
 def _compile():
@@ -197,56 +195,15 @@ def _compile():
     return engine, _WAIT(addresses[0]), _EXCHANGE(addresses[1])
 
 
-def _python_wait(count: int, target: int, events: int, seen: int) -> int:
-    """The same contract in Python (if the JIT is unavailable): slower, still correct."""
-    counter = ctypes.c_int64.from_address(count)
-    event = ctypes.c_int64.from_address(events)
-    end = time.monotonic() + 0.01
-    while True:
-        if counter.value >= target:
-            return READY
-        if event.value != seen:
-            return EVENT
-        if time.monotonic() >= end:
-            return SLICE_OVER
-        time.sleep(0)
-
-
-def _python_exchange(
-    count: int, target: int, events: int, seen: int, ids: int, size: int, table: int, copies: int,
-    ncopies: int,
-) -> int:
-    """``xhlo_exchange`` in Python (if the JIT is unavailable)."""
-    status = _python_wait(count, target, events, seen)
-    if status != READY:
-        return status
-    agreed = (ctypes.c_int64 * size).from_address(ids)
-    if any(value != agreed[0] for value in agreed):
-        return DISAGREE
-    plan = (ctypes.c_int64 * (5 * ncopies)).from_address(copies) if ncopies else []
-    addresses = ctypes.cast(table, ctypes.POINTER(ctypes.c_int64))
-    for j in range(0, 5 * ncopies, 5):
-        src_slot, src_offset, dst_slot, dst_offset, nbytes = plan[j : j + 5]
-        ctypes.memmove(addresses[dst_slot] + dst_offset, addresses[src_slot] + src_offset, nbytes)
-    counter = ctypes.c_int64.from_address(count)
-    with _departures:
-        counter.value += 1
-    event = ctypes.c_int64.from_address(events)
-    while _python_wait(count, target + size, events, event.value) != READY:
-        pass
-    return READY
-
-
 def _functions():
+    """(wait, exchange), compiled on first use. Compiled code needs the same JIT,
+    so there is nothing to fall back on when it fails."""
     global _native
     if _native is None:
         with _lock:
             if _native is None:
-                try:
-                    _native = _compile()
-                except Exception:  # noqa: BLE001 - the Python loops keep runs correct
-                    _native = False
-    return _native[1:] if _native else (_python_wait, _python_exchange)
+                _native = _compile()
+    return _native[1:]
 
 
 def wait_function():
