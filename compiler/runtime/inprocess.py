@@ -244,7 +244,7 @@ class InProcessWorld:
             self._send(device.index, op, operands)
         elif op.primitive == "recv":
             self._recv(device.index, op, results)
-        elif op.primitive in _PULLS:
+        elif op.primitive in _COLLECTIVES:
             self._collective(device.index, op, operands, results)
         else:
             raise CollectiveError(
@@ -269,7 +269,7 @@ class InProcessWorld:
                 group = self._groups.setdefault(frozenset(members), _Group(frozenset(members)))
         group.arrivals[device] = (op, members, operands, results)
         if op.primitive == "ragged_all_to_all":  # what moves depends on the operands' contents
-            self._pull_collective(device, op, members, position, group)
+            self._pull_ragged_all_to_all(device, op, members, position, group)
             return
         exchange = self._exchanges.get((op.index, device))
         if exchange is None:
@@ -290,13 +290,14 @@ class InProcessWorld:
         if op.primitive in ("collective_permute", "collective_broadcast"):
             _set_flag(results[-1], op.primitive == "collective_broadcast" or op.source_of(device) is not None)
 
-    def _pull_collective(self, device: int, op: RuntimeOp, members, position: int, group: _Group) -> None:
-        """The collective in Python: arrive, check, pull from the peers' buffers, depart."""
+    def _pull_ragged_all_to_all(self, device: int, op: RuntimeOp, members, position: int, group: _Group) -> None:
+        """Ragged all-to-all in Python (what moves depends on the operands' contents):
+        arrive, check, pull from the peers' buffers, depart."""
         group.ids[group.slot_of[device]] = _agreement_id(op, members)
         self._await(device, op, members, group, group.arrive(device), give_up=True)
         self._raise_mismatch(device, op, members, group)
         try:
-            _PULLS[op.primitive](op, group.arrivals, members, device, position)
+            _pull_ragged(op, group.arrivals, members, device, position)
         finally:  # no member may release its buffers while a peer still reads them
             self._await(device, op, members, group, group.arrive(device), give_up=False)
 
@@ -461,43 +462,12 @@ class InProcessWorld:
         )
 
 
-# -- what each member pulls from its peers ------------------------------------------------
-
-
-# Each takes (op, arrivals: device -> (op, group, operands, results), members in group
-# order, this device, its position in the group).
-
-
-def _pull_all_gather(op: RuntimeOp, arrivals, members, me: int, position: int) -> None:
-    for i, out in enumerate(arrivals[me][3]):
-        size = out.nbytes // len(members)
-        for j, member in enumerate(members):
-            ctypes.memmove(out.address + j * size, arrivals[member][2][i].address, size)
-
-
-def _pull_all_to_all(op: RuntimeOp, arrivals, members, me: int, position: int) -> None:
-    for i, out in enumerate(arrivals[me][3]):
-        block = out.nbytes // len(members)
-        for j, member in enumerate(members):
-            source = arrivals[member][2][i].address + position * block
-            ctypes.memmove(out.address + j * block, source, block)
-
-
-def _pull_permute(op: RuntimeOp, arrivals, members, me: int, position: int) -> None:
-    out, flag = arrivals[me][3]
-    source = op.source_of(me)
-    if source is not None:
-        ctypes.memmove(out.address, arrivals[source][2][0].address, out.nbytes)
-    _set_flag(flag, source is not None)
-
-
-def _pull_broadcast(op: RuntimeOp, arrivals, members, me: int, position: int) -> None:
-    out, flag = arrivals[me][3]
-    ctypes.memmove(out.address, arrivals[members[0]][2][0].address, out.nbytes)
-    _set_flag(flag, True)
+# -- ragged all-to-all: what a member pulls from its peers -----------------------------------
 
 
 def _pull_ragged(op: RuntimeOp, arrivals, members, me: int, position: int) -> None:
+    """``arrivals``: device -> (op, group, operands, results); ``members`` in group order;
+    ``me`` and its ``position`` in the group."""
     (out,) = arrivals[me][3]
     mine = arrivals[me][2]
     ctypes.memmove(out.address, mine[1].address, out.nbytes)  # untouched rows keep `output`
@@ -558,13 +528,13 @@ class RaggedPlan:
             yield start, dest, rows
 
 
-_PULLS = {
-    "all_gather": _pull_all_gather,
-    "all_to_all": _pull_all_to_all,
-    "collective_permute": _pull_permute,
-    "collective_broadcast": _pull_broadcast,
-    "ragged_all_to_all": _pull_ragged,
-}
+_COLLECTIVES = (
+    "all_gather",
+    "all_to_all",
+    "collective_permute",
+    "collective_broadcast",
+    "ragged_all_to_all",
+)
 
 
 # -- running a program on every device ------------------------------------------------------
