@@ -247,10 +247,7 @@ def _constant_index(value: ir.Value) -> int | None:
     that x64-mode exports put after the platform index."""
     while isinstance(value, ir.OpResult) and value.owner.name == "stablehlo.convert":
         value = value.owner.operands[0]
-    if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.constant":
-        return None
-    attr = ir.DenseElementsAttr(value.owner.attributes["value"])
-    return ir.IntegerAttr(attr.get_splat_value()).value if attr.is_splat else None
+    return sh.splat_integer(value)
 
 
 def _inline_branch(case_op: ir.Operation, index: int) -> None:

@@ -306,6 +306,27 @@ def splice_block(op: ir.Operation, block: ir.Block, args: Sequence[ir.Value] = (
     return list(operations[-1].operands)
 
 
+def token_type() -> ir.Type:
+    return ir.Type.parse("!stablehlo.token")
+
+
+def is_token(t: ir.Type) -> bool:
+    return str(t) == "!stablehlo.token"
+
+
+def splat_integer(value: ir.Value) -> int | None:
+    """The integer (a bool as 0/1) every element of a ``stablehlo.constant`` holds, else None."""
+    if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.constant":
+        return None
+    attr = ir.DenseElementsAttr(value.owner.attributes["value"])
+    if not attr.is_splat:
+        return None
+    scalar = attr.get_splat_value()
+    if isinstance(scalar, ir.BoolAttr):
+        return int(scalar.value)
+    return ir.IntegerAttr(scalar).value if isinstance(scalar, ir.IntegerAttr) else None
+
+
 def _lookup(mapping, value, default=...):
     found = mapping.get(value)
     if found is not None:

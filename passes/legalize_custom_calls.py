@@ -53,26 +53,13 @@ def _forward_identity(op: ir.Operation, target: str) -> None:
 # -- shape_assertion -------------------------------------------------------------------------
 
 
-def _constant_value(value: ir.Value) -> int | None:
-    """The integer (or bool) of a 0-d ``stablehlo.constant``, else None."""
-    if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.constant":
-        return None
-    attr = ir.DenseElementsAttr(value.owner.attributes["value"])
-    if not attr.is_splat:
-        return None
-    scalar = attr.get_splat_value()
-    if isinstance(scalar, ir.BoolAttr):
-        return int(scalar.value)
-    return ir.IntegerAttr(scalar).value if isinstance(scalar, ir.IntegerAttr) else None
-
-
 def _check_shape_assertion(op: ir.Operation) -> None:
     message = (
         ir.StringAttr(op.attributes["error_message"]).value
         if "error_message" in op.attributes
         else ""
     )
-    predicate = _constant_value(op.operands[0])
+    predicate = sh.splat_integer(op.operands[0])
     if predicate is None:
         raise PassError(
             op,
@@ -81,7 +68,7 @@ def _check_shape_assertion(op: ir.Operation) -> None:
     if bool(predicate):
         op.erase()
         return
-    dims = [_constant_value(v) for v in list(op.operands)[1:]]
+    dims = [sh.splat_integer(v) for v in list(op.operands)[1:]]
     try:
         message = message.format(*["?" if d is None else d for d in dims])
     except (IndexError, KeyError, ValueError):

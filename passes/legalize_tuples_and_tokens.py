@@ -31,14 +31,6 @@ TOKEN_ARGUMENTS_ATTR = "xhlo.token_arguments"
 TOKEN_RESULTS_ATTR = "xhlo.token_results"
 
 
-def is_token(t: ir.Type) -> bool:
-    return str(t) == "!stablehlo.token"
-
-
-def _token_type() -> ir.Type:
-    return ir.Type.parse("!stablehlo.token")
-
-
 def _is_tuple(t: ir.Type) -> bool:
     return isinstance(t, ir.TupleType)
 
@@ -56,12 +48,12 @@ def _leaf_types(t: ir.Type) -> list[ir.Type]:
 
 
 def _needs_rewrite(types) -> bool:
-    return any(_is_tuple(t) or is_token(t) for t in types)
+    return any(_is_tuple(t) or sh.is_token(t) for t in types)
 
 
 def fresh_token() -> ir.Value:
     """An operand-less ``after_all``: a token that waits for nothing."""
-    return sh.create("stablehlo.after_all", [], [_token_type()]).result
+    return sh.create("stablehlo.after_all", [], [sh.token_type()]).result
 
 
 def _split(value: ir.Value) -> list[ir.Value]:
@@ -90,18 +82,18 @@ def _assemble(t: ir.Type, leaves: Iterator[ir.Value]) -> ir.Value:
 
 def _kept(values: list[ir.Value]) -> list[ir.Value]:
     """Flattened values without the tokens."""
-    return [leaf for value in values for leaf in _split(value) if not is_token(leaf.type)]
+    return [leaf for value in values for leaf in _split(value) if not sh.is_token(leaf.type)]
 
 
 def _kept_types(types) -> list[ir.Type]:
-    return [leaf for t in types for leaf in _leaf_types(t) if not is_token(leaf)]
+    return [leaf for t in types for leaf in _leaf_types(t) if not sh.is_token(leaf)]
 
 
 def _rebuild_from_kept(old_values, kept_values: Iterator[ir.Value]) -> None:
     """Replace ``old_values`` by values rebuilt from their kept leaves (tokens are fresh)."""
     for old in old_values:
         leaves = iter(
-            fresh_token() if is_token(leaf) else next(kept_values) for leaf in _leaf_types(old.type)
+            fresh_token() if sh.is_token(leaf) else next(kept_values) for leaf in _leaf_types(old.type)
         )
         old.replace_all_uses_with(_assemble(old.type, leaves))
 
@@ -124,7 +116,7 @@ def _flatten_block_arguments(block: ir.Block, location: ir.Location) -> None:
     with ir.InsertionPoint.at_block_begin(block), location:
         for arg in originals:
             leaves = iter(
-                fresh_token() if is_token(leaf) else block.add_argument(leaf, location)
+                fresh_token() if sh.is_token(leaf) else block.add_argument(leaf, location)
                 for leaf in _leaf_types(arg.type)
             )
             arg.replace_all_uses_with(_assemble(arg.type, leaves))
@@ -139,7 +131,7 @@ def _flatten_attrs(func_op: ir.Operation, name: str, types) -> None:
     old = ir.ArrayAttr(func_op.attributes[name])
     new = []
     for attrs, t in zip(old, types):
-        leaves = [leaf for leaf in _leaf_types(t) if not is_token(leaf)]
+        leaves = [leaf for leaf in _leaf_types(t) if not sh.is_token(leaf)]
         if leaves == [t]:
             new.append(attrs)
         else:
@@ -148,7 +140,7 @@ def _flatten_attrs(func_op: ir.Operation, name: str, types) -> None:
 
 
 def _token_positions(types) -> list[int]:
-    return [i for i, t in enumerate(types) if is_token(t)]
+    return [i for i, t in enumerate(types) if sh.is_token(t)]
 
 
 def _rewrite_function(func_op: ir.Operation) -> None:
@@ -197,24 +189,24 @@ def _drop_token_arguments(block: ir.Block, location: ir.Location) -> None:
     with ir.InsertionPoint.at_block_begin(block), location:
         for i in reversed(range(len(block.arguments))):
             arg = block.arguments[i]
-            if is_token(arg.type):
+            if sh.is_token(arg.type):
                 arg.replace_all_uses_with(fresh_token())
                 block.erase_argument(i)
 
 
 def _drop_tokens(values: list[ir.Value]) -> list[ir.Value]:
-    return [v for v in values if not is_token(v.type)]
+    return [v for v in values if not sh.is_token(v.type)]
 
 
 def _drop_token_carries(op: ir.Operation) -> None:
     """while/if/case without their token operands, results and region arguments."""
-    if not any(is_token(v.type) for v in [*op.operands, *op.results]):
+    if not any(sh.is_token(v.type) for v in [*op.operands, *op.results]):
         return
     with ir.InsertionPoint(op), op.location:
         new = sh.create(
             op.name,
             _drop_tokens(list(op.operands)),
-            [r.type for r in op.results if not is_token(r.type)],
+            [r.type for r in op.results if not sh.is_token(r.type)],
             {name: op.attributes[name] for name in op.attributes},
             regions=len(op.regions),
         )

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 
 from xhlo._mlir import ir
+from xhlo.dialects import stablehlo as sh
 from xhlo.runtime.host import is_registered
 
 from .base import ModulePass, PassError, walk_ops
@@ -34,7 +35,7 @@ _OPS = ("stablehlo.infeed", "stablehlo.outfeed", "stablehlo.custom_call")
 
 
 def _is_token(value: ir.Value) -> bool:
-    return str(value.type) == "!stablehlo.token"
+    return sh.is_token(value.type)
 
 
 def _check_static(op: ir.Operation, values) -> None:

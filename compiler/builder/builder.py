@@ -598,7 +598,7 @@ class _Emitter:
         return ir.Type.parse(shp.mlir_element_type(name))
 
     def token_type(self) -> ir.Type:
-        return ir.Type.parse("!stablehlo.token")
+        return sh.token_type()
 
     def tensor_type(self, shape: Shape, dims: Sequence[int] | None = None) -> ir.RankedTensorType:
         return sh.tensor_type(
