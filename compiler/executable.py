@@ -11,6 +11,7 @@ import ctypes
 import dataclasses
 import functools
 import threading
+import weakref
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from . import dtypes
 from ._mlir import ExecutionEngine, ir, quant
 from .checks import Check, evaluate
+from .runtime.program import free_cached_blocks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,6 +147,7 @@ class Executable:
         self.num_partitions = num_partitions
         self._entry_points: dict[str, Any] = {}
         self._scratch = threading.local()  # one temporaries arena per calling thread
+        weakref.finalize(self, free_cached_blocks, engine)  # the heap blocks the program parked
 
     @property
     def signature(self) -> FunctionSignature:

@@ -150,7 +150,9 @@ STAGES: tuple[Stage, ...] = (
             "convert-index-to-llvm",
             "arith-expand",
             "convert-arith-to-llvm",
-            "finalize-memref-to-llvm",
+            # heap buffers through _mlir_memref_to_llvm_alloc/free, which the next pass defines
+            "finalize-memref-to-llvm{use-generic-functions}",
+            "xhlo-cache-large-allocations",
             "convert-func-to-llvm",
             "convert-cf-to-llvm",
             "convert-ub-to-llvm",

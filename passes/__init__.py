@@ -30,6 +30,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-readonly-arguments": "readonly_arguments:ReadonlyArguments",
     "xhlo-distinct-results": "distinct_results:DistinctResults",
     "xhlo-memref-copy-to-linalg": "memref_copy_to_linalg:MemrefCopyToLinalg",
+    "xhlo-cache-large-allocations": "cache_large_allocations:CacheLargeAllocations",
     "xhlo-precise-math-to-libm": "precise_math_to_libm:PreciseMathToLibm",
     "xhlo-emit-c-interface": "emit_c_interface:EmitCInterface",
     "xhlo-lower-collectives": "lower_collectives:LowerCollectives",

@@ -21,6 +21,7 @@ import ctypes
 import os
 
 from . import native_pool
+from .program import packed_function
 
 SLOT_ADDRESS = "xhlo_parallel_dispatch_slot"  # emitted by xhlo-parallelize-loops: () -> slot address
 
@@ -72,17 +73,6 @@ def chunks(begin: int, end: int, step: int, count: int) -> list[tuple[int, int]]
     return [(bounds[k], bounds[k + 1]) for k in range(count) if bounds[k] < bounds[k + 1]]
 
 
-def _packed_function(program, name: str) -> int:
-    """Address of the ``_mlir_<name>`` wrapper (arguments and result through a pointer array), 0 if none."""
-    library = getattr(program, "_library", None)  # a program the disk cache loaded
-    try:
-        if library is not None:
-            return ctypes.cast(getattr(library, f"_mlir_{name}"), ctypes.c_void_p).value or 0
-        return program.raw_lookup(name) or 0  # the ExecutionEngine adds the _mlir_ prefix
-    except (AttributeError, RuntimeError, ValueError):
-        return 0
-
-
 def install(program) -> bool:
     """Point ``program``'s dispatch slot at the pool; False if it has no parallel loops (or no pool).
 
@@ -91,7 +81,7 @@ def install(program) -> bool:
     set all the same (the dispatcher then runs loops serially), so a later
     ``set_num_threads`` reaches programs compiled before it.
     """
-    address = _packed_function(program, SLOT_ADDRESS)
+    address = packed_function(program, SLOT_ADDRESS)
     if not address:
         return False
     pool = native_pool.pool()

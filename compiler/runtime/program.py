@@ -36,6 +36,25 @@ SYMBOL_PREFIX = "xhlo_rt_op"
 DEFAULT_TIMEOUT = 300.0  # seconds a device waits for its peers in one collective
 
 
+def packed_function(program, name: str) -> int:
+    """Address of the ``_mlir_<name>`` wrapper (arguments and result through a pointer array), 0 if none."""
+    library = getattr(program, "_library", None)  # a program the disk cache loaded
+    try:
+        if library is not None:
+            return ctypes.cast(getattr(library, f"_mlir_{name}"), ctypes.c_void_p).value or 0
+        return program.raw_lookup(name) or 0  # the ExecutionEngine adds the _mlir_ prefix
+    except (AttributeError, RuntimeError, ValueError):
+        return 0
+
+
+def free_cached_blocks(program) -> None:
+    """Free the heap blocks ``xhlo-cache-large-allocations`` parked for reuse in ``program``
+    (called when its Executable is released; a program without the cache has no such function)."""
+    address = packed_function(program, "xhlo_free_cached_blocks")
+    if address:
+        ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)(None)
+
+
 class Buffer(NamedTuple):
     address: int
     nbytes: int
