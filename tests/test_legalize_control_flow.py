@@ -99,3 +99,48 @@ def test_nested_while_in_if():
     exe = xhlo.compile(src)
     assert exe(True, np.int64(100)) == 5050
     assert exe(False, np.int64(7)) == 7
+
+
+COUNTED = """func.func @main(%v: tensor<4xf32>) -> (tensor<{t}>, tensor<4xf32>) {{
+  %start = stablehlo.constant dense<{start}> : tensor<{t}>
+  %limit = stablehlo.constant dense<{limit}> : tensor<{t}>
+  %r:3 = stablehlo.while(%i = %start, %n = %limit, %acc = %v) : tensor<{t}>, tensor<{t}>, tensor<4xf32>
+  cond {{
+    %p = stablehlo.compare LT, %i, {bound}, SIGNED : (tensor<{t}>, tensor<{t}>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<{t}>
+    %i2 = stablehlo.add {step} : tensor<{t}>
+    %f = stablehlo.convert %i : (tensor<{t}>) -> tensor<f32>
+    %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<4xf32>
+    %a2 = stablehlo.add %acc, %b : tensor<4xf32>
+    stablehlo.return %i2, {next_bound}, %a2 : tensor<{t}>, tensor<{t}>, tensor<4xf32>
+  }}
+  return %r#0, %r#2 : tensor<{t}>, tensor<4xf32>
+}}"""
+
+
+@pytest.mark.parametrize(
+    "start, limit, t, bound, step, next_bound, counted",
+    [
+        (0, 5, "i32", "%limit", "%i, %one", "%n", True),  # constant bound
+        (-3, 4, "i64", "%n", "%one, %i", "%n", True),  # bound carried unchanged, 1 + i
+        (6, 2, "i32", "%n", "%i, %one", "%n", True),  # start above the bound: no iteration
+        (0, 5, "i32", "%n", "%i, %one", "%one", False),  # the body changes the bound: not counted
+        (0, 5, "i32", "%n", "%i, %i", "%n", False),  # the counter doubles: not counted
+    ],
+)
+def test_counted_loops_match_the_interpreter(start, limit, t, bound, step, next_bound, counted):
+    """Counted loops run as scf.for with a static trip count, the others as scf.while;
+    both count and accumulate the counter exactly as the interpreter does."""
+    src = COUNTED.format(start=start, limit=limit, t=t, bound=bound, step=step, next_bound=next_bound)
+    v = np.arange(4, dtype=np.float32)
+    if step == "%i, %i" and start == 0:
+        src = src.replace("dense<0>", "dense<1>", 1)  # 1, 2, 4: a loop that ends
+    exe = xhlo.compile(src)
+    got = exe(v)
+    want = reference.evaluate(src, v)
+    assert int(got[0]) == int(want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    linalg = exe.ir("xhlo-stablehlo-to-linalg")
+    assert ("scf.while" not in linalg) == counted

@@ -113,3 +113,80 @@ func.func @nested(%n: tensor<i32>, %p: tensor<i1>) -> tensor<i32> {
   }
   return %0 : tensor<i32>
 }
+
+// -----
+
+// A counted loop (constant start, `counter < bound` with a constant bound, the
+// body adding 1) becomes scf.for with the static trip count, 7 - 2 = 5; the
+// counter stays carried because the body may read it.
+// CHECK-LABEL: func.func @fori_loop
+// CHECK-SAME: (%[[X:.*]]: tensor<8xf32>)
+// CHECK-DAG: %[[START:.*]] = stablehlo.constant dense<2> : tensor<i32>
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[TRIPS:.*]] = arith.constant 5 : index
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK: %[[LOOP:.*]]:2 = scf.for %{{.*}} = %[[ZERO]] to %[[TRIPS]] step %[[ONE]] iter_args(%[[I:.*]] = %[[START]], %[[V:.*]] = %[[X]]) -> (tensor<i32>, tensor<8xf32>) {
+// CHECK: %[[NEXT:.*]] = stablehlo.add %[[I]], %{{.*}} : tensor<i32>
+// CHECK: %[[SIN:.*]] = stablehlo.sine %[[V]]
+// CHECK: scf.yield %[[NEXT]], %[[SIN]] : tensor<i32>, tensor<8xf32>
+// CHECK: return %[[LOOP]]#1
+// CHECK-NOT: scf.while
+func.func @fori_loop(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %start = stablehlo.constant dense<2> : tensor<i32>
+  %limit = stablehlo.constant dense<7> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %start, %v = %x) : tensor<i32>, tensor<8xf32>
+   cond {
+    %1 = stablehlo.compare LT, %i, %limit, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %2 = stablehlo.add %i, %one : tensor<i32>
+    %3 = stablehlo.sine %v : tensor<8xf32>
+    stablehlo.return %2, %3 : tensor<i32>, tensor<8xf32>
+  }
+  return %0#1 : tensor<8xf32>
+}
+
+// -----
+
+// The bound may be a carried value the body passes on unchanged (fori_loop with
+// the bounds in the carry); a start above the bound runs no iteration.
+// CHECK-LABEL: func.func @carried_bound
+// CHECK: %[[TRIPS:.*]] = arith.constant 0 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[TRIPS]]
+func.func @carried_bound(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %start = stablehlo.constant dense<9> : tensor<i64>
+  %limit = stablehlo.constant dense<4> : tensor<i64>
+  %0:3 = stablehlo.while(%i = %start, %n = %limit, %v = %x) : tensor<i64>, tensor<i64>, tensor<8xf32>
+   cond {
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %2 = stablehlo.add %one, %i : tensor<i64>
+    stablehlo.return %2, %n, %v : tensor<i64>, tensor<i64>, tensor<8xf32>
+  }
+  return %0#2 : tensor<8xf32>
+}
+
+// -----
+
+// Not counted: the body changes the bound, so the loop stays an scf.while.
+// CHECK-LABEL: func.func @moving_bound
+// CHECK: scf.while
+// CHECK-NOT: scf.for
+func.func @moving_bound(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %start = stablehlo.constant dense<0> : tensor<i32>
+  %limit = stablehlo.constant dense<4> : tensor<i32>
+  %0:3 = stablehlo.while(%i = %start, %n = %limit, %v = %x) : tensor<i32>, tensor<i32>, tensor<8xf32>
+   cond {
+    %1 = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %2 = stablehlo.add %i, %one : tensor<i32>
+    %3 = stablehlo.subtract %n, %one : tensor<i32>
+    stablehlo.return %2, %3, %v : tensor<i32>, tensor<i32>, tensor<8xf32>
+  }
+  return %0#2 : tensor<8xf32>
+}
