@@ -86,7 +86,7 @@ def _memcpy_time(size: int, repeats: int) -> float:
     return _median_time(copy, repeats) / count
 
 
-def worker(devices: int, sizes: list[int], repeats: int, keep_memory: bool) -> None:
+def worker(devices: int, sizes: list[int], ops: list[str], repeats: int, keep_memory: bool) -> None:
     if keep_memory:
         from xhlo.runtime.memory import keep_freed_memory
 
@@ -108,7 +108,7 @@ def worker(devices: int, sizes: list[int], repeats: int, keep_memory: bool) -> N
     rng = np.random.default_rng(0)
     for size in sizes:
         memcpy = _memcpy_time(size, repeats)
-        for op in OPS:
+        for op in ops:
             steps = steps_for(size, devices)
             local = size // 4
             fn = jax.jit(
@@ -175,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="sizes up to 1 MiB only")
     parser.add_argument("--devices", default="2,4", help="device counts, comma separated")
     parser.add_argument("--repeats", type=int, default=3, help="timed samples per measurement")
+    parser.add_argument("--sizes", help="bytes per device, comma separated (e.g. 4096,16777216)")
+    parser.add_argument("--ops", default=",".join(OPS), help="collectives, comma separated")
     parser.add_argument(
         "--keep-freed-memory",
         action="store_true",
@@ -182,9 +184,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    sizes = QUICK_SIZES if args.quick else SIZES
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else QUICK_SIZES if args.quick else SIZES
+    ops = args.ops.split(",")
     if args.worker:
-        worker(args.worker, sizes, args.repeats, args.keep_freed_memory)
+        worker(args.worker, sizes, ops, args.repeats, args.keep_freed_memory)
         return 0
     records = []
     for devices in (int(d) for d in args.devices.split(",")):
@@ -195,9 +198,11 @@ def main(argv: list[str] | None = None) -> int:
             str(devices),
             "--repeats",
             str(args.repeats),
+            "--sizes",
+            ",".join(map(str, sizes)),
+            "--ops",
+            ",".join(ops),
         ]
-        if args.quick:
-            command.append("--quick")
         if args.keep_freed_memory:
             command.append("--keep-freed-memory")
         done = subprocess.run(command, capture_output=True, text=True, check=False)

@@ -1,17 +1,17 @@
-"""Opt-in malloc tuning for multi-device runs: reuse freed memory instead of page faulting.
+"""Opt-in glibc malloc tuning: reuse freed memory instead of page faulting.
 
-Compiled programs allocate their large buffers (gathered operands, results)
-with ``malloc`` on every call. glibc serves big requests with fresh ``mmap``
-pages, or from per-thread arenas that it trims when they are freed, so every
-call pays a page fault per 4 KiB touched; on a VM that can be the larger part
-of a big collective (measured: a 16 MiB all_reduce on 2 devices ~40 ms by
-default, ~8 ms with this tuning). ``keep_freed_memory`` makes glibc keep freed
-memory for reuse, as ML runtimes' caching allocators do. glibc caps the mmap
-threshold at 32 MiB, so it also turns ``mmap`` for large blocks off: with one
-arena they come from the (never trimmed) heap as well (a 64 MiB all_reduce on
-2 devices: ~220 ms with only the threshold raised, ~52 ms with this). It is process-wide,
-trades memory for speed, and has to be called before the device threads start
-(their arenas are made on first use); so it is not applied by default.
+glibc serves big requests with fresh ``mmap`` pages, or from per-thread
+arenas that it trims when they are freed, so a program that mallocs and frees
+large blocks pays a page fault per 4 KiB touched on every call. Compiled xhlo
+programs no longer do (``xhlo-cache-large-allocations`` parks and reuses their
+large heap buffers), but everything else in the process still does: numpy's
+result arrays, and XLA's buffers when JAX runs beside xhlo
+(``bench_collectives.py --keep-freed-memory`` applies this to both, for a
+like-for-like comparison). ``keep_freed_memory`` makes glibc keep freed memory
+for reuse; glibc caps the mmap threshold at 32 MiB, so it also turns ``mmap``
+for large blocks off. It is process-wide, trades memory for speed, and has to
+be called before threads start (their arenas are made on first use); so it is
+not applied by default.
 """
 
 from __future__ import annotations
