@@ -10,6 +10,7 @@ reproduced on the command line and both run the very same pass list.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from ._mlir import ir, passmanager
 from .passes_registry import create_pass, is_xhlo_pass
@@ -85,9 +86,9 @@ STAGES: tuple[Stage, ...] = (
             # again: fusion folds reshapes next to a contraction back into a generic
             "xhlo-prepare-gemms",
             "canonicalize",
-            # no cse before bufferization: merged tensor.empty ops share one buffer
+            # no cse before bufferization: merged tensor.empty ops share one buffer;
+            # no canonicalize after it: its cleanup ends with the canonicalization patterns
             "xhlo-vectorize",
-            "canonicalize",
         ),
     ),
     Stage(
@@ -104,7 +105,6 @@ STAGES: tuple[Stage, ...] = (
             "canonicalize",  # a tiled loop's result is its init buffer: out-params can hoist it
             "xhlo-distinct-results",
             "buffer-results-to-out-params{modify-public-functions hoist-static-allocs}",
-            "canonicalize",
             "ownership-based-buffer-deallocation",
             "canonicalize",
             "buffer-deallocation-simplification",
@@ -157,6 +157,8 @@ STAGES: tuple[Stage, ...] = (
             "convert-cf-to-llvm",
             "convert-ub-to-llvm",
             "reconcile-unrealized-casts",
+            # only what the host calls stays external: the JIT compiles the rest once, inlined
+            "xhlo-internalize-functions",
         ),
     ),
 )
@@ -172,8 +174,10 @@ def pipeline_text(stages: tuple[Stage, ...] = STAGES) -> str:
 # -- parsing ---------------------------------------------------------------
 
 
-def split_top_level(text: str) -> list[str]:
-    """Split ``a,b{x=1,2},c(d,e)`` at top-level commas."""
+@functools.lru_cache(maxsize=64)
+def split_top_level(text: str) -> tuple[str, ...]:
+    """Split ``a,b{x=1,2},c(d,e)`` at top-level commas (cached: every compile splits
+    the same stage texts)."""
     items, depth, start = [], 0, 0
     for i, ch in enumerate(text):
         if ch in "({":
@@ -184,7 +188,7 @@ def split_top_level(text: str) -> list[str]:
             items.append(text[start:i].strip())
             start = i + 1
     items.append(text[start:].strip())
-    return [item for item in items if item]
+    return tuple(item for item in items if item)
 
 
 def strip_anchor(text: str) -> str:
@@ -224,13 +228,25 @@ def build_pass_manager(text: str, context: ir.Context | None = None) -> passmana
     """A PassManager for ``text``; xhlo passes become Python passes in the same manager."""
     pm = passmanager.PassManager("builtin.module", context=context)
     for item in expand(text):
-        name, options = _split_name(item)
-        if is_xhlo_pass(name):
-            instance = create_pass(name, parse_options(options))
-            pm.add(instance, instance.NAME, argument=instance.NAME)
-        else:
-            try:
-                pm.add(item)
-            except ValueError as err:
-                raise ValueError(f"invalid pass pipeline element '{item}': {err}") from None
+        add_element(pm, item)
     return pm
+
+
+@functools.lru_cache(maxsize=256)
+def _xhlo_pass(name: str, options: str):
+    """The pass instance of ``name{options}``; passes are frozen dataclasses without
+    state, so one instance serves every pass manager."""
+    return create_pass(name, parse_options(options))
+
+
+def add_element(pm: passmanager.PassManager, item: str) -> None:
+    """Append one pipeline element (an xhlo pass or upstream pipeline text) to ``pm``."""
+    name, options = _split_name(item)
+    if is_xhlo_pass(name):
+        instance = _xhlo_pass(name, options)
+        pm.add(instance, instance.NAME, argument=instance.NAME)
+        return
+    try:
+        pm.add(item)
+    except ValueError as err:
+        raise ValueError(f"invalid pass pipeline element '{item}': {err}") from None

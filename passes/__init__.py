@@ -45,6 +45,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-vector-math": "vector_math:VectorMath",
     "xhlo-scratch-arena": "scratch_arena:ScratchArena",
     "xhlo-parallelize-loops": "parallelize_loops:ParallelizeLoops",
+    "xhlo-internalize-functions": "internalize_functions:InternalizeFunctions",
 }
 
 

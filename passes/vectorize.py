@@ -62,19 +62,37 @@ _COMBINERS = {
     "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui",
     "arith.andi", "arith.ori", "arith.xori",
 }
-_CLEANUP = """
-    %funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-    transform.apply_patterns to %funcs {
-      transform.apply_patterns.linalg.tiling_canonicalization
-      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
-      transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
-      transform.apply_patterns.vector.transfer_permutation_patterns
-      transform.apply_patterns.vector.lower_masked_transfers
-      transform.apply_patterns.canonicalization
-    } : !transform.any_op"""
+_VECTOR_CLEANUP_PATTERNS = (
+    "linalg.tiling_canonicalization",
+    "vector.cast_away_vector_leading_one_dim",
+    "vector.drop_unit_dims_with_shape_cast",
+    "vector.transfer_permutation_patterns",
+    "vector.lower_masked_transfers",
+)
 _HOIST = """
     %loops = transform.structured.match ops{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op"""
+
+
+def _cleanup(handle: str, canonicalize: bool) -> str:
+    """Apply the vector cleanup patterns (and canonicalization) to every function."""
+    patterns = _VECTOR_CLEANUP_PATTERNS + (("canonicalization",) if canonicalize else ())
+    body = "".join(f"\n      transform.apply_patterns.{p}" for p in patterns)
+    return (f"\n    {handle} = transform.structured.match ops{{[\"func.func\"]}} in %root "
+            f": (!transform.any_op) -> !transform.any_op\n"
+            f"    transform.apply_patterns to {handle} {{{body}\n    }} : !transform.any_op")
+
+
+def _cleanup_and_hoist(loop_depth: int) -> str:
+    """Cleanup, a hoist per loop level (loop-invariant reads and writes climb one loop
+    each time), cleanup again (folds the shape casts around hoisted values): one
+    script, one run of the interpreter. The canonicalization patterns (a pattern set
+    built on every use) run in the second cleanup only: in the first they changed
+    nothing the second would not."""
+    steps = [_cleanup("%funcs0", canonicalize=False)]
+    steps += [_HOIST.replace("%loops", f"%loops{i}") for i in range(loop_depth)]
+    steps.append(_cleanup("%funcs1", canonicalize=True))
+    return "".join(steps).strip()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,32 +112,30 @@ class TilePlan:
         return [f'transform.annotate %l{k} "{PARALLEL_LOOP}" : !transform.any_op'
                 for k, d in enumerate(tiled) if d < len(self.parallel_dims) and self.parallel_dims[d]]
 
-    def tile_script(self) -> str:
+    def tile_script(self, tag: int) -> str:
         """Only the tiling of a plain parallel plan; the tiled op keeps the target tag."""
         loops = sum(1 for t in self.tile_sizes if t)
         names = ", ".join(f"%l{i}" for i in range(loops))
         types = ", ".join(["!transform.any_op"] * (loops + 1))
-        lines = [(f"%op = transform.structured.match attributes{{{TARGET}}} in %root "
-                  ": (!transform.any_op) -> !transform.any_op"),
+        lines = [_match_target(tag),
                  (f"%tiled, {names} = transform.structured.tile_using_for %op "
                   f"tile_sizes {list(self.tile_sizes)} : (!transform.any_op) -> ({types})"),
                  *self._annotate_parallel_loops()]
         return _sequence("\n    ".join(lines))
 
-    def vectorize_script(self) -> str:
+    def vectorize_script(self, tag: int) -> str:
         sizes = f" vector_sizes {list(self.vector_sizes)}" if self.vector_sizes else ""
         return _sequence(
-            f"%op = transform.structured.match attributes{{{TARGET}}} in %root "
-            ": (!transform.any_op) -> !transform.any_op\n"
+            f"{_match_target(tag)}\n"
             f"    transform.structured.vectorize %op{sizes} {{vectorize_nd_extract}} : !transform.any_op")
 
     @property
     def plain_tiling(self) -> bool:
         return not (self.flatten or self.reduction_tile or self.fold_unit_dims) and any(self.tile_sizes)
 
-    def script(self) -> str:
-        lines = [(f"%op = transform.structured.match attributes{{{TARGET}}} in %root "
-                  ": (!transform.any_op) -> !transform.any_op")]
+    def script(self, tag: int) -> str:
+        """The whole plan for the op tagged ``tag``."""
+        lines = [_match_target(tag)]
         handle = "%op"
         if self.flatten:
             lines.append("%flat = transform.structured.flatten_elementwise %op "
@@ -151,6 +167,12 @@ class TilePlan:
         else:
             lines.append(f"transform.structured.vectorize {handle}{sizes} {{vectorize_nd_extract}} : !transform.any_op")
         return _sequence("\n    ".join(lines))
+
+
+def _match_target(tag: int) -> str:
+    """``%op`` = the ops whose target tag is ``tag`` (one op, or the tiles it became)."""
+    return (f"%op = transform.structured.match attributes{{{TARGET} = {tag} : i64}} in %root "
+            ": (!transform.any_op) -> !transform.any_op")
 
 
 def _sequence(body: str) -> str:
@@ -430,9 +452,11 @@ def _apply(module: ir.Operation, script: str) -> bool:
 
     context = module.context
     handler = context.attach_diagnostic_handler(lambda diagnostic: True)
+    options = interpreter.TransformOptions()
+    options.expensive_checks = False  # handle checks walking the payload after every transform op
     try:
         transform = ir.Module.parse(script)
-        interpreter.apply_named_sequence(module, transform.body.operations[0], transform)
+        interpreter.apply_named_sequence(module, transform.body.operations[0], transform, options)
         return True
     except (ir.MLIRError, RuntimeError, ValueError):
         return False
@@ -440,11 +464,11 @@ def _apply(module: ir.Operation, script: str) -> bool:
         handler.detach()
 
 
-def _tagged(module: ir.Operation) -> list[ir.Operation]:
+def _tagged(module: ir.Operation, tag: ir.Attribute) -> list[ir.Operation]:
     found: list[ir.Operation] = []
 
     def visit(op):
-        if TARGET in op.attributes:
+        if TARGET in op.attributes and op.attributes[TARGET] == tag:
             found.append(op.operation)
         return ir.WalkResult.ADVANCE
 
@@ -517,7 +541,11 @@ class Vectorize(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         self._generalize(module)
-        for op in _linalg_ops(module):
+        i64 = ir.IntegerType.get_signless(64)
+        # Each op gets its own tag value: what is left tagged after its script (a tile
+        # the vectorizer rejected) is not matched by the next op's script, and one walk
+        # at the end removes every tag.
+        for number, op in enumerate(_linalg_ops(module)):
             if op.name != "linalg.generic":
                 continue
             plan = plan_for(op, self.vector_bits, self.reduction_vectors)
@@ -526,19 +554,17 @@ class Vectorize(ModulePass):
             gather = _gathers_through_gathers(op)
             if gather and not plan.plain_tiling:
                 continue
-            op.attributes[TARGET] = ir.UnitAttr.get()
+            tag = ir.IntegerAttr.get(i64, number)
+            op.attributes[TARGET] = tag
             if gather:  # tile, hoist the row lookup out of the tile, then vectorize
-                if _apply(module, plan.tile_script()):
-                    for tiled in _tagged(module):
+                if _apply(module, plan.tile_script(number)):
+                    for tiled in _tagged(module, tag):
                         _hoist_tile_invariants(tiled)
-                    _apply(module, plan.vectorize_script())
+                    _apply(module, plan.vectorize_script(number))
             else:
-                _apply(module, plan.script())
-            self._untag(module)
-        _apply(module, _sequence(_CLEANUP))
-        for _ in range(_loop_depth(module)):
-            _apply(module, _sequence(_HOIST))
-        _apply(module, _sequence(_CLEANUP))
+                _apply(module, plan.script(number))
+        self._untag(module)
+        _apply(module, _sequence(_cleanup_and_hoist(_loop_depth(module))))
 
     @staticmethod
     def _generalize(module: ir.Operation) -> None:
@@ -551,7 +577,8 @@ class Vectorize(ModulePass):
                 f"%ops = transform.structured.match attributes{{{TARGET}}} in %root "
                 ": (!transform.any_op) -> !transform.any_op\n"
                 "    transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op"))
-        Vectorize._untag(module)
+        # The generalized ops keep their (unit) tag: run()'s scripts match integer tags
+        # only, and it removes every tag at the end.
 
     @staticmethod
     def _untag(module: ir.Operation) -> None:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import gc
+import os
 from pathlib import Path
 
 import pytest
+
+# Tests verify the IR after every pass (compiles default to once per stage): a pass
+# that breaks the IR fails where it does so.
+os.environ.setdefault("XHLO_VERIFY_EACH", "1")
 
 REPO = Path(__file__).resolve().parent.parent
 CONFORMANCE = REPO.parent / "shared" / "conformance" / "testdata"

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import sys
+import types
+
 import numpy as np
 import pytest
 
 import xhlo
+from xhlo import pipeline as pl
+from xhlo._mlir import ir
+from xhlo.passes import REGISTRY
+from xhlo.passes.base import ModulePass
 
 from .conftest import binary_module
 
@@ -73,3 +81,31 @@ def test_unlowerable_op_is_named(monkeypatch):
     else:  # once a lowering exists, the result must be right
         a = np.array([1.0, 2.0], np.float32)
         np.testing.assert_allclose(exe(a), (a - a) * a / np.sqrt(a + 1e-3) + a, rtol=1e-6)
+
+
+class _BreakSignature(ModulePass):
+    """Test pass: gives @main a signature its body does not have (invalid IR)."""
+
+    NAME = "xhlo-test-break-signature"
+
+    def run(self, module):
+        for op in module.regions[0].blocks[0].operations:
+            if op.operation.name == "func.func":
+                no_arguments = ir.FunctionType.get([], [])
+                op.operation.attributes["function_type"] = ir.TypeAttr.get(no_arguments)
+
+
+@pytest.mark.parametrize("verify_each", [False, True])
+def test_invalid_ir_from_a_pass_names_its_stage(monkeypatch, verify_each):
+    """Without verify_each the module is still verified after every stage: a pass that
+    breaks the IR fails the compile in its own stage, with a reproducer."""
+    module = types.ModuleType("xhlo.passes._test_break_signature")
+    module.BreakSignature = _BreakSignature
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(REGISTRY, _BreakSignature.NAME, "_test_break_signature:BreakSignature")
+    broken = dataclasses.replace(pl.STAGES[1], passes=(*pl.STAGES[1].passes, _BreakSignature.NAME))
+    monkeypatch.setattr(pl, "STAGES", (pl.STAGES[0], broken, *pl.STAGES[2:]))
+    with pytest.raises(xhlo.CompilerError) as info:
+        xhlo.compile(ADD, cache=False, verify_each=verify_each)
+    assert info.value.stage == broken.name
+    assert "entry block" in str(info.value) and "xhlo-opt" in info.value.reproducer

@@ -13,7 +13,7 @@
 // RUN: xhlo-opt %s --pass-pipeline="%{readfile:%t.pipeline}" -o %t.text.mlir
 // RUN: diff %t.whole.mlir %t.text.mlir
 
-// CHECK-LABEL: llvm.func @main
+// CHECK-LABEL: llvm.func internal @main
 // CHECK-SAME: attributes {llvm.emit_c_interface}
 // The exp is vectorized and expanded into SIMD arithmetic (xhlo-vector-math).
 // CHECK: llvm.intr.roundeven{{.*}}vector<3xf32>

@@ -1,11 +1,12 @@
 // Stage 6 of xhlo.compile: scf/arith/math/memref -> the LLVM dialect, with a
-// C interface (_mlir_ciface_) on public functions for the ExecutionEngine.
+// C interface (_mlir_ciface_) on public functions for the ExecutionEngine;
+// the functions behind it are internal.
 // RUN: xhlo-opt %s --xhlo-lower-to-llvm | FileCheck %s
 // RUN: xhlo-opt %s -p 'builtin.module(xhlo-lower-to-llvm)' | FileCheck %s
 
 // Scalar expm1 calls libm's expm1f (exact near zero).
 // CHECK-DAG: llvm.func @expm1f(f32) -> f32
-// CHECK-LABEL: llvm.func @main
+// CHECK-LABEL: llvm.func internal @main
 // CHECK-SAME: attributes {llvm.emit_c_interface}
 // CHECK: llvm.br
 // CHECK: llvm.load
