@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
-import functools
 import os
 
 from . import blas, cache, pipeline as pl
@@ -127,12 +125,6 @@ def _run_stage(
     done.append(stage if stage in pl.NAMED_PIPELINES else text)
 
 
-@functools.cache
-def _load_globally(path: str) -> ctypes.CDLL:
-    """Load a shared library once, its symbols visible to every JIT-compiled program."""
-    return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-
-
 def _jit(module: ir.Module, opt_level: int, context: ir.Context, filename: str) -> ExecutionEngine:
     """Create the ExecutionEngine; its diagnostics become the error message."""
     messages: list[str] = []
@@ -144,9 +136,7 @@ def _jit(module: ir.Module, opt_level: int, context: ir.Context, filename: str) 
     handler = context.attach_diagnostic_handler(collect)
     try:
         for path in blas.shared_libs_for(module):
-            _load_globally(path)
-        # No shared_libs: the engine would read each library file whole on every
-        # creation (OpenBLAS: ~4 ms); loaded globally, the JIT finds its symbols.
+            blas.load_globally(path)
         return ExecutionEngine(module, opt_level=opt_level)
     except Exception as err:
         detail = "; ".join(messages) or str(err)

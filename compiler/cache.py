@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ._mlir import PROVIDER, ir
+from .blas import load_globally
 
 MEMORY_ENTRIES = 64
 _FORMAT = 1  # bump when the stored metadata changes
@@ -111,7 +112,7 @@ class LoadedProgram:
     """A compiled program loaded from a shared library; ``lookup`` as ExecutionEngine's."""
 
     def __init__(self, path: str, shared_libs: list[str]):
-        self._deps = [ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL) for lib in shared_libs]
+        self._deps = [load_globally(lib) for lib in shared_libs]
         self._library = ctypes.CDLL(path)
 
     def lookup(self, name: str):

@@ -59,6 +59,19 @@ def _slot(index: str, table: str, result: str) -> str:
     )
 
 
+def _lock_and_scan(exhausted: str) -> str:
+    """Take the lock and loop ``%i`` over the slots: each turn enters ``^probe``
+    (which branches back to ``^scan(%i + 1)``), the end goes to ``^{exhausted}``."""
+    return (
+        "    llvm.call @xhlo_cache_acquire() : () -> ()\n"
+        "    llvm.br ^scan(%c0 : i64)\n"
+        "  ^scan(%i: i64):\n"
+        '    %end = llvm.icmp "eq" %i, %slots : i64\n'
+        f"    llvm.cond_br %end, ^{exhausted}, ^probe\n"
+        "  ^probe:\n"
+    )
+
+
 def allocator_source(min_bytes: int, slots: int, declarations: str = "") -> str:
     """The LLVM-dialect definitions of the two memref allocation functions and the release
     (``declarations``: those of the libc functions they call that the module lacks)."""
@@ -99,13 +112,7 @@ def allocator_source(min_bytes: int, slots: int, declarations: str = "") -> str:
 {consts}    %large = llvm.icmp "uge" %size, %min : i64
     llvm.cond_br %large, ^lock, ^fresh
   ^lock:
-    llvm.call @xhlo_cache_acquire() : () -> ()
-    llvm.br ^scan(%c0 : i64)
-  ^scan(%i: i64):
-    %end = llvm.icmp "eq" %i, %slots : i64
-    llvm.cond_br %end, ^miss, ^probe
-  ^probe:
-{_slot("i", "blocks", "at")}{_slot("i", "sizes", "size_at")}    %block = llvm.load %at : !llvm.ptr -> i64
+{_lock_and_scan('miss')}{_slot("i", "blocks", "at")}{_slot("i", "sizes", "size_at")}    %block = llvm.load %at : !llvm.ptr -> i64
     %parked = llvm.load %size_at : !llvm.ptr -> i64
     %full = llvm.icmp "ne" %block, %c0 : i64
     %fits = llvm.icmp "eq" %parked, %size : i64
@@ -145,13 +152,7 @@ def allocator_source(min_bytes: int, slots: int, declarations: str = "") -> str:
     %large = llvm.icmp "uge" %size, %min : i64
     llvm.cond_br %large, ^lock, ^release
   ^lock:
-    llvm.call @xhlo_cache_acquire() : () -> ()
-    llvm.br ^scan(%c0 : i64)
-  ^scan(%i: i64):
-    %end = llvm.icmp "eq" %i, %slots : i64
-    llvm.cond_br %end, ^no_slot, ^probe
-  ^probe:
-{_slot("i", "blocks", "at")}    %block = llvm.load %at : !llvm.ptr -> i64
+{_lock_and_scan('no_slot')}{_slot("i", "blocks", "at")}    %block = llvm.load %at : !llvm.ptr -> i64
     %empty = llvm.icmp "eq" %block, %c0 : i64
     %next = llvm.add %i, %c1 : i64
     llvm.cond_br %empty, ^park, ^scan(%next : i64)
@@ -172,13 +173,7 @@ def allocator_source(min_bytes: int, slots: int, declarations: str = "") -> str:
   }}
 
   llvm.func @{RELEASE}() {{
-{consts}    llvm.call @xhlo_cache_acquire() : () -> ()
-    llvm.br ^scan(%c0 : i64)
-  ^scan(%i: i64):
-    %end = llvm.icmp "eq" %i, %slots : i64
-    llvm.cond_br %end, ^done, ^drop
-  ^drop:
-{_slot("i", "blocks", "at")}    %block = llvm.load %at : !llvm.ptr -> i64
+{consts}{_lock_and_scan('done')}{_slot("i", "blocks", "at")}    %block = llvm.load %at : !llvm.ptr -> i64
     llvm.store %c0, %at : i64, !llvm.ptr
     %base = llvm.inttoptr %block : i64 to !llvm.ptr
     llvm.call @free(%base) : (!llvm.ptr) -> ()
