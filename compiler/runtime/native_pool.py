@@ -53,6 +53,13 @@ def _global(name: str, type_: str = "i64") -> str:
             f"    %z = {zero}\n    llvm.return %z : {type_}\n  }}\n")
 
 
+# %<field>_at = the address of each field of the published job
+_JOB_FIELD_ADDRESSES = "".join(
+    f"    %{short}_at = llvm.mlir.addressof @pool_{name} : !llvm.ptr\n"
+    for short, name in (("fn", "fn"), ("ctx", "ctx"), ("begin", "begin"), ("end", "end"),
+                        ("step", "step"), ("iters", "iterations"))
+)
+
 _GLOBALS = "".join(
     [_global(name) for name in ("ticket", "done", *_PUBLIC_GLOBALS, "begin", "end", "step", "iterations")]
     + [_global(name, "!llvm.ptr") for name in ("fn", "ctx")]
@@ -106,13 +113,7 @@ module {{
     %taken = llvm.extractvalue %swap[1] : !llvm.struct<(i64, i1)>
     llvm.cond_br %taken, ^run, ^look
   ^run:
-    %fn_at = llvm.mlir.addressof @pool_fn : !llvm.ptr
-    %ctx_at = llvm.mlir.addressof @pool_ctx : !llvm.ptr
-    %begin_at = llvm.mlir.addressof @pool_begin : !llvm.ptr
-    %end_at = llvm.mlir.addressof @pool_end : !llvm.ptr
-    %step_at = llvm.mlir.addressof @pool_step : !llvm.ptr
-    %iters_at = llvm.mlir.addressof @pool_iterations : !llvm.ptr
-    %fn = llvm.load %fn_at : !llvm.ptr -> !llvm.ptr
+{_JOB_FIELD_ADDRESSES}    %fn = llvm.load %fn_at : !llvm.ptr -> !llvm.ptr
     %ctx = llvm.load %ctx_at : !llvm.ptr -> !llvm.ptr
     %begin = llvm.load %begin_at : !llvm.ptr -> i64
     %end = llvm.load %end_at : !llvm.ptr -> i64
@@ -173,13 +174,7 @@ module {{
     %wanted = llvm.mul %threads, %per_thread : i64
     %n1 = llvm.intr.smin(%wanted, %iters) : (i64, i64) -> i64
     %n = llvm.intr.smin(%n1, %max_chunks) : (i64, i64) -> i64
-    %fn_at = llvm.mlir.addressof @pool_fn : !llvm.ptr
-    %ctx_at = llvm.mlir.addressof @pool_ctx : !llvm.ptr
-    %begin_at = llvm.mlir.addressof @pool_begin : !llvm.ptr
-    %end_at = llvm.mlir.addressof @pool_end : !llvm.ptr
-    %step_at = llvm.mlir.addressof @pool_step : !llvm.ptr
-    %iters_at = llvm.mlir.addressof @pool_iterations : !llvm.ptr
-    llvm.store %fn, %fn_at : !llvm.ptr, !llvm.ptr
+{_JOB_FIELD_ADDRESSES}    llvm.store %fn, %fn_at : !llvm.ptr, !llvm.ptr
     llvm.store %ctx, %ctx_at : !llvm.ptr, !llvm.ptr
     llvm.store %begin, %begin_at : i64, !llvm.ptr
     llvm.store %end, %end_at : i64, !llvm.ptr
