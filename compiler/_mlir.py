@@ -7,6 +7,9 @@ touches one file.
 
 from __future__ import annotations
 
+import ctypes
+import os
+import shlex
 import threading
 
 from torch_mlir import ir, passmanager, rewrite  # noqa: F401  (re-exported)
@@ -15,6 +18,23 @@ from torch_mlir.dialects import arith, func, linalg, memref, quant, scf, tensor 
 from torch_mlir.execution_engine import ExecutionEngine  # noqa: F401
 
 PROVIDER = "torch-mlir"
+
+# LLVM options for the JIT, set once per process. MLIR has already tiled,
+# vectorized and unrolled the loops it emits; LLVM's own unroller and loop
+# strength reduction re-unrolled them and made about half of the JIT's time
+# (conv2d 100 -> 37 ms, attention 134 -> 83 ms) for no run-time gain
+# (benchmarks/README.md). ``XHLO_LLVM_OPTIONS`` replaces them ("" for LLVM's).
+DEFAULT_LLVM_OPTIONS = "-unroll-threshold=0 -disable-lsr"
+_llvm_options_set = False
+
+# The upstream dialects xhlo builds ops of, loaded into every context (ops
+# created generically need their dialect loaded). The others load on demand;
+# loading all ~50 eagerly took 3-5 ms of every compile.
+XHLO_DIALECTS = (
+    "builtin", "func", "arith", "math", "complex", "tensor", "linalg", "memref", "scf",
+    "cf", "vector", "llvm", "bufferization", "affine", "index", "shape", "quant", "ub",
+    "transform",
+)
 
 _passes_registered = False
 _lock = threading.Lock()
@@ -26,6 +46,25 @@ def _register_passes_once() -> None:
         if not _passes_registered:
             stablehlo_api.register_stablehlo_passes()
             _passes_registered = True
+
+
+def set_llvm_options_once() -> None:
+    """Pass ``XHLO_LLVM_OPTIONS`` (or the defaults) to LLVM's command-line parser, once.
+
+    LLVM ends the process on an option it does not know: the variable is for experiments.
+    """
+    global _llvm_options_set
+    with _lock:
+        if _llvm_options_set:
+            return
+        _llvm_options_set = True
+        options = shlex.split(os.environ.get("XHLO_LLVM_OPTIONS", DEFAULT_LLVM_OPTIONS))
+        if options:
+            from torch_mlir import _mlir_libs
+
+            library = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libTorchMLIRAggregateCAPI.so"))
+            argv = [b"xhlo", *(option.encode() for option in options)]
+            library.LLVMParseCommandLineOptions(len(argv), (ctypes.c_char_p * len(argv))(*argv), None)
 
 
 def _load_chlo(ctx: ir.Context) -> None:
@@ -42,13 +81,14 @@ def _load_chlo(ctx: ir.Context) -> None:
 
 
 def new_context(*, allow_unregistered: bool = True) -> ir.Context:
-    """A context with StableHLO, CHLO, VHLO and every upstream dialect loaded.
+    """A context with StableHLO, CHLO, VHLO and ``XHLO_DIALECTS`` loaded, the rest registered.
 
     Unregistered dialects are allowed by default because conformance files use
     the ``check`` dialect in generic form and JAX's Shardy exports use ``sdy``.
     """
     _register_passes_once()
-    ctx = ir.Context()
+    set_llvm_options_once()
+    ctx = ir.Context(load_on_create_dialects=XHLO_DIALECTS)
     stablehlo_api.register_dialect(ctx)
     ctx.allow_unregistered_dialects = allow_unregistered
     _load_chlo(ctx)
