@@ -115,8 +115,13 @@ class _CallBlock:
         self.shapes = list(shapes)
 
     def bind(self, arrays: list[np.ndarray]):
-        for desc, array in zip(self.descriptors, arrays):
+        for desc, array in zip(self.descriptors, arrays):  # the hot path of every call
             desc.allocated = desc.aligned = _address(array)
+        return self.packed
+
+    def bind_addresses(self, addresses: list[int]):
+        for desc, address in zip(self.descriptors, addresses):
+            desc.allocated = desc.aligned = address
         return self.packed
 
 
@@ -148,6 +153,8 @@ class Executable:
         self._entry_points: dict[str, Any] = {}
         self._scratch = threading.local()  # one temporaries arena per calling thread
         weakref.finalize(self, free_cached_blocks, engine)  # the heap blocks the program parked
+        if runtime is not None:  # the runtime calls the program's fold kernels (no cycle)
+            runtime.attach_kernels(weakref.WeakMethod(self.call_kernel))
 
     @property
     def signature(self) -> FunctionSignature:
@@ -206,19 +213,29 @@ class Executable:
         sig = self.signatures.get(name)
         if sig is not None and sig.scratch_bytes:
             arrays = [*arrays, self._arena(sig.scratch_bytes)]
-        packed = self._call_block(name, arrays).bind(arrays)
+        packed = self._call_block(name, [a.shape for a in arrays]).bind(arrays)
         if self._runtime is None:
             func(packed)
         else:
             self._runtime.invoke(func, packed)
 
-    def _call_block(self, name: str, arrays: list[np.ndarray]) -> _CallBlock:
+    def call_kernel(self, name: str, addresses: list[int]) -> None:
+        """Run public function ``name`` on raw buffers, inputs then outputs, of its
+        signature's shapes: the runtime's fold kernels, called on peers' memory."""
+        sig = self.signatures[name]
+        shapes = [spec.shape for spec in (*sig.inputs, *sig.outputs)]
+        if sig.scratch_bytes:  # a fresh arena: the caller's program is using this thread's
+            arena = np.empty(sig.scratch_bytes + 64, np.uint8)
+            addresses = [*addresses, arena.ctypes.data + (-arena.ctypes.data % 64)]
+            shapes.append((sig.scratch_bytes,))
+        self._entry_point(name)(self._call_block(name, shapes).bind_addresses(addresses))
+
+    def _call_block(self, name: str, shapes: list[tuple[int, ...]]) -> _CallBlock:
         """This thread's argument block of ``name`` (rebuilt if called with other shapes)."""
         blocks = getattr(self._scratch, "blocks", None)
         if blocks is None:
             blocks = self._scratch.blocks = {}
         block = blocks.get(name)
-        shapes = [a.shape for a in arrays]
         if block is None or block.shapes != shapes:
             block = blocks[name] = _CallBlock(shapes)
         return block

@@ -18,6 +18,8 @@ Primitives (results are in group order, "member j" is the j-th id of the group):
 =====================  ============================================================
 ``all_gather``         x -> [G, *x]: entry j is member j's x
 ``all_to_all``         x: [G, *block] -> [G, *block]: entry j is member j's block for me
+``all_reduce``         x: [G * n] -> y: [G * n]: block j of y is the ``fold`` kernel applied
+                       to block j of every member's x (the runtime calls the kernel)
 ``collective_permute`` x -> (y, received: i1): y = x of my source pair, if any
 ``collective_broadcast`` x -> (y, received: i1): y = x of my group's first member
 ``ragged_all_to_all``  the six operands of the op -> output with the rows placed
@@ -25,8 +27,10 @@ Primitives (results are in group order, "member j" is the j-th id of the group):
 ``device_id``          () -> [replica_id, partition_id] as tensor<2xi64>
 =====================  ============================================================
 
-So all_reduce = all_gather + a fold, reduce_scatter = all_to_all of the
-scatter blocks + a fold, all_to_all = block layout + all_to_all + concat.
+So all_reduce = all_gather + a fold (large operands: the ``all_reduce``
+primitive with a fold kernel this pass adds as a public function),
+reduce_scatter = all_to_all of the scatter blocks + a fold, all_to_all =
+block layout + all_to_all + concat.
 ``xhlo-lower-runtime-calls`` later turns the custom calls into calls of
 external functions.
 """
@@ -43,6 +47,8 @@ from . import process_groups as pg
 from .base import ModulePass, PassError, walk_ops
 
 RUNTIME_TARGET_PREFIX = "xhlo.runtime."
+# public functions this pass adds: the runtime calls them on buffers of several devices
+FOLD_KERNEL_PREFIX = "xhlo_all_reduce_fold_"
 RAGGED_ALL_TO_ALL_TARGET = "ragged_all_to_all"
 
 _COLLECTIVE_OPS = (
@@ -191,23 +197,24 @@ def _part(stacked: ir.Value, index: int) -> ir.Value:
 
 
 def _fold(region: ir.Region, stacked: ir.Value, count: int) -> ir.Value:
-    """region(...region(region(x0, x1), x2)..., x{G-1}) elementwise: one order, every device.
-
-    One ``stablehlo.map`` over the G entries whose body applies the region G-1
-    times, so the fold is a single pass without intermediate tensors.
-    """
-    scalar = region.blocks[0].arguments[0].type
-    elem = ir.RankedTensorType(scalar).element_type
+    """region(...region(region(x0, x1), x2)..., x{G-1}) elementwise: one order, every device."""
+    elem = ir.RankedTensorType(region.blocks[0].arguments[0].type).element_type
     if sh.element_type(stacked) != elem:
         stacked = sh.convert(stacked, elem)
-    parts = [_part(stacked, index) for index in range(count)]
-    if count == 1:
+    return _fold_parts(region, [_part(stacked, index) for index in range(count)])
+
+
+def _fold_parts(region: ir.Region, parts: list[ir.Value]) -> ir.Value:
+    """The G ``parts`` folded with ``region`` in order: one ``stablehlo.map`` whose body
+    applies the region G-1 times, so the fold is a single pass without intermediate tensors."""
+    if len(parts) == 1:
         return parts[0]
+    scalar = region.blocks[0].arguments[0].type
     shape = sh.shape_of(parts[0])
     op = sh.create(
         "stablehlo.map",
         parts,
-        [sh.tensor_type(shape, elem)],
+        [sh.tensor_type(shape, ir.RankedTensorType(scalar).element_type)],
         {"dimensions": sh.dense_i64(range(len(shape)))},
         regions=1,
     )
@@ -218,8 +225,35 @@ def _fold(region: ir.Region, stacked: ir.Value, count: int) -> ir.Value:
             (acc,) = sh.inline_region(region, [acc, value])
         return [acc]
 
-    sh.build_region(op.regions[0], [scalar] * count, body)
+    sh.build_region(op.regions[0], [scalar] * len(parts), body)
     return op.result
+
+
+def _fold_kernel(op: ir.Operation, blocks: list[ir.Type], count: int, name: str) -> None:
+    """``func.func @name(G blocks of each operand...) -> (one folded block per operand)``,
+    public, for the runtime to call on its peers' memory (see ``FOLD_KERNEL_PREFIX``)."""
+    module = op.parent
+    while module.name != "builtin.module":
+        module = module.parent
+    inputs = [t for t in blocks for _ in range(count)]
+    with ir.InsertionPoint(module.regions[0].blocks[0]), op.location:
+        func = sh.create(
+            "func.func",
+            [],
+            [],
+            {
+                "sym_name": ir.StringAttr.get(name),
+                "function_type": ir.TypeAttr.get(ir.FunctionType.get(inputs, blocks)),
+            },
+            regions=1,
+        )
+        entry = func.regions[0].blocks.append(*inputs)
+        with ir.InsertionPoint(entry):
+            args = list(entry.arguments)
+            folded = [
+                _fold_parts(op.regions[0], args[i * count : (i + 1) * count]) for i in range(len(blocks))
+            ]
+            sh.create("func.return", folded, [])
 
 
 def _concat_leading(stacked: ir.Value, dimension: int) -> ir.Value:
@@ -260,10 +294,29 @@ def _replace(op: ir.Operation, values: list[ir.Value]) -> None:
 # -- the lowering of each op ----------------------------------------------------------
 
 
+class _Symbols:
+    """Fresh function names in a module."""
+
+    def __init__(self, module: ir.Operation):
+        self.taken = {
+            ir.StringAttr(op.operation.attributes["sym_name"]).value
+            for op in module.regions[0].blocks[0].operations
+            if "sym_name" in op.operation.attributes
+        }
+
+    def fresh(self, prefix: str) -> str:
+        index = 0
+        while f"{prefix}{index}" in self.taken:
+            index += 1
+        self.taken.add(f"{prefix}{index}")
+        return f"{prefix}{index}"
+
+
 @dataclasses.dataclass(frozen=True)
 class _Lowering:
     grid: pg.DeviceGrid
     split_reduction_bytes: int
+    symbols: _Symbols
 
     def groups(
         self, op: ir.Operation, mode: str, raw: list[list[int]], *, cover: bool
@@ -313,39 +366,45 @@ class _Lowering:
         groups = self.reduction_groups(op)
         count = len(groups[0])
         xs = list(op.operands)
-        if count > 1 and self.split_reduction(xs, count):
-            _replace(op, self.reduce_scatter_gather(op, groups, xs))
+        if count > 1 and self.split_reduction(op, xs, count):
+            _replace(op, self.in_place_all_reduce(op, groups, xs))
             return
         stacked = runtime_call(
             "all_gather", xs, [_stacked_type(x, count) for x in xs], runtime_config(op, groups)
         )
         _replace(op, [_fold(op.regions[0], s, count) for s in stacked])
 
-    def split_reduction(self, xs: list[ir.Value], count: int) -> bool:
-        """Large operands that split evenly: each member reduces one slice (bandwidth-optimal)."""
+    def split_reduction(self, op: ir.Operation, xs: list[ir.Value], count: int) -> bool:
+        """Large operands that split evenly, reduced in their own element type: each member
+        reduces one slice (bandwidth-optimal)."""
         if self.split_reduction_bytes <= 0:
             return False
+        region_type = ir.RankedTensorType(op.regions[0].blocks[0].arguments[0].type).element_type
         return all(
+            sh.element_type(x) == region_type == sh.element_type(r) for x, r in zip(xs, op.results)
+        ) and all(
             _num_elements(x) % count == 0
             and _num_elements(x) * element_bytes(sh.element_type(x)) >= self.split_reduction_bytes
             for x in xs
         )
 
-    def reduce_scatter_gather(self, op: ir.Operation, groups, xs: list[ir.Value]) -> list[ir.Value]:
-        """Member j folds slice j of everyone's operand, in group order; then all gather the slices.
+    def in_place_all_reduce(self, op: ir.Operation, groups, xs: list[ir.Value]) -> list[ir.Value]:
+        """Member j folds block j of every member's operand where it lies and everyone copies
+        the folded blocks: a ``@xhlo.runtime.all_reduce`` whose ``fold`` kernel (compiled
+        code, typed math) the runtime calls between its barriers.
 
         Every element is still reduced in group order by exactly one member, so all
         members get the same values as with a gather-and-fold, with 1/G of the fold
-        work and of the buffers.
+        work and no staging copies.
         """
         count = len(groups[0])
-        blocks = [sh.reshape(x, [count, _num_elements(x) // count]) for x in xs]
-        received = runtime_call("all_to_all", blocks, [b.type for b in blocks], runtime_config(op, groups))
-        slices = [_fold(op.regions[0], r, count) for r in received]
-        gathered = runtime_call(
-            "all_gather", slices, [_stacked_type(s, count) for s in slices], runtime_config(op, groups)
-        )
-        return [sh.reshape(g, sh.shape_of(x)) for g, x in zip(gathered, xs)]
+        flat = [sh.reshape(x, [_num_elements(x)]) for x in xs]
+        blocks = [sh.tensor_type([_num_elements(x) // count], sh.element_type(x)) for x in xs]
+        name = self.symbols.fresh(FOLD_KERNEL_PREFIX)
+        _fold_kernel(op, blocks, count, name)
+        config = runtime_config(op, groups, fold=ir.StringAttr.get(name))
+        reduced = runtime_call("all_reduce", flat, [f.type for f in flat], config)
+        return [sh.reshape(r, sh.shape_of(x)) for r, x in zip(reduced, xs)]
 
     def cross_replica_sum(self, op: ir.Operation) -> None:
         groups = self.equal_groups(
@@ -537,7 +596,7 @@ class LowerCollectives(ModulePass):
     split_reduction_bytes: int = 128 * 1024
 
     def run(self, module: ir.Operation) -> None:
-        lowering = _Lowering(device_grid(module), self.split_reduction_bytes)
+        lowering = _Lowering(device_grid(module), self.split_reduction_bytes, _Symbols(module))
         handlers = {
             "stablehlo.all_reduce": lowering.all_reduce,
             "stablehlo.cross-replica-sum": lowering.cross_replica_sum,

@@ -201,6 +201,31 @@ def test_collectives_of_every_element_type_on_two_ranks(tmp_path, elem):
     np.testing.assert_array_equal(got["out4_dev1"], xs[0])
 
 
+@pytest.mark.parametrize("elem", ["bf16", "i32"])
+def test_large_all_reduce_on_two_ranks(tmp_path, elem):
+    """256 KiB operands take the in-place path (all-to-all, the compiled fold kernel, an
+    in-place all-gather); subtract checks the group order [1, 0], two operands the variadic form."""
+    import ml_dtypes
+
+    dtype = {"bf16": ml_dtypes.bfloat16, "i32": np.int32}[elem]
+    t = f"tensor<256x256x{elem}>"
+    program = module(
+        f"(%x: {t}, %y: {t}) -> ({t}, {t})",
+        f"""  %0:2 = "stablehlo.all_reduce"(%x, %y) {region("subtract", elem)} {{replica_groups = {groups_attr([[1, 0]])}}}
+      : ({t}, {t}) -> ({t}, {t})
+  return %0#0, %0#1 : {t}, {t}""",
+        replicas=2,
+    )
+    rng = np.random.default_rng(7)
+    xs = [rng.integers(-8, 9, (256, 256)).astype(dtype) for _ in range(2)]
+    ys = [rng.integers(-8, 9, (256, 256)).astype(dtype) for _ in range(2)]
+    inputs = {f"arg0_dev{d}": xs[d] for d in range(2)} | {f"arg1_dev{d}": ys[d] for d in range(2)}
+    out = xhlo_run(2, program, inputs, tmp_path)
+    for d in range(2):
+        np.testing.assert_array_equal(out[f"out0_dev{d}"].view(dtype), (xs[1] - xs[0]).astype(dtype))
+        np.testing.assert_array_equal(out[f"out1_dev{d}"].view(dtype), (ys[1] - ys[0]).astype(dtype))
+
+
 def test_send_recv(tmp_path):
     program = module(
         "(%x: tensor<3xi32>) -> tensor<3xi32>",

@@ -119,7 +119,9 @@ class _Exchange:
     each member posts them in the group's shared table before it arrives.
     """
 
-    def __init__(self, op: RuntimeOp, members: tuple[int, ...], position: int, group: _Group):
+    def __init__(
+        self, op: RuntimeOp, members: tuple[int, ...], position: int, group: _Group, phase: int = 0
+    ):
         self.group = group
         self.agreement = _agreement_id(op, members)
         self.slot = group.slot_of[members[position]]
@@ -127,7 +129,7 @@ class _Exchange:
         self.table = group.table(self.agreement, self.stride)
         self.table_address = ctypes.addressof(self.table)
         self.row = position * self.stride
-        records = _copies(op, members, position, self.stride)
+        records = _copies(op, members, position, self.stride, phase)
         self.count = len(records)
         self.copies = (ctypes.c_int64 * max(1, 5 * self.count))(*[v for r in records for v in r])
         self.copies_address = ctypes.addressof(self.copies)
@@ -149,8 +151,11 @@ class _Exchange:
         )
 
 
-def _copies(op: RuntimeOp, members: tuple[int, ...], position: int, stride: int) -> list[tuple]:
-    """(source slot, source offset, destination slot, destination offset, bytes) of each copy."""
+def _copies(
+    op: RuntimeOp, members: tuple[int, ...], position: int, stride: int, phase: int
+) -> list[tuple]:
+    """(source slot, source offset, destination slot, destination offset, bytes) of each copy
+    in ``phase`` (all_reduce: 0 before the fold, nothing; 1 after it, the folded blocks)."""
     operands = len(op.operand_bytes)
     mine = position * stride
 
@@ -166,6 +171,15 @@ def _copies(op: RuntimeOp, members: tuple[int, ...], position: int, stride: int)
             for j in range(count):
                 records.append((slot(j, i), source_offset, mine + operands + i, j * block, block))
         return records
+    if op.primitive == "all_reduce":
+        if phase == 0:
+            return []
+        return [
+            (slot(j, operands + i), j * (nbytes // count), mine + operands + i, j * (nbytes // count), nbytes // count)
+            for i, nbytes in enumerate(op.result_bytes)
+            for j in range(count)
+            if j != position
+        ]
     if op.primitive == "collective_permute":
         source = op.source_of(members[position])
         if source is None:
@@ -271,9 +285,22 @@ class InProcessWorld:
         if op.primitive == "ragged_all_to_all":  # what moves depends on the operands' contents
             self._pull_ragged_all_to_all(device, op, members, position, group)
             return
-        exchange = self._exchanges.get((op.index, device))
+        if op.primitive == "all_reduce":
+            self._all_reduce(device, op, members, position, group, operands, results)
+            return
+        self._run_exchange(device, op, members, position, group, operands, results)
+        if op.primitive in ("collective_permute", "collective_broadcast"):
+            _set_flag(results[-1], op.primitive == "collective_broadcast" or op.source_of(device) is not None)
+
+    def _run_exchange(
+        self, device: int, op: RuntimeOp, members, position: int, group: _Group,
+        operands: list[Buffer], results: list[Buffer], phase: int = 0,
+    ) -> None:
+        """Post the buffers, wait for every member, check they agree, copy, depart."""
+        exchange = self._exchanges.get((op.index, device, phase))
         if exchange is None:
-            exchange = self._exchanges[(op.index, device)] = _Exchange(op, members, position, group)
+            exchange = _Exchange(op, members, position, group, phase)
+            self._exchanges[(op.index, device, phase)] = exchange
         exchange.post(device, operands, results)
         target = group.arrive(device)
         status = exchange.run(self, target)
@@ -287,8 +314,28 @@ class InProcessWorld:
                 "different collectives", device=device, op=op,
             )
         group.barriers[device] += 1  # the exchange counted this device's departure
-        if op.primitive in ("collective_permute", "collective_broadcast"):
-            _set_flag(results[-1], op.primitive == "collective_broadcast" or op.source_of(device) is not None)
+
+    def _all_reduce(
+        self, device: int, op: RuntimeOp, members, position: int, group: _Group,
+        operands: list[Buffer], results: list[Buffer],
+    ) -> None:
+        """Fold block ``position`` of every member's operands in place (the op's compiled
+        kernel) into this device's results, then copy the other blocks from their folders.
+
+        The members stay inside the collective until the last exchange has departed,
+        so the operands read and the results copied stay alive.
+        """
+        self._run_exchange(device, op, members, position, group, operands, results, phase=0)
+        inputs = [
+            group.arrivals[member][2][i].address + position * (nbytes // len(members))
+            for i, nbytes in enumerate(op.operand_bytes)
+            for member in members
+        ]
+        outputs = [
+            buffer.address + position * (buffer.nbytes // len(members)) for buffer in results
+        ]
+        op.run_kernel(inputs + outputs)
+        self._run_exchange(device, op, members, position, group, operands, results, phase=1)
 
     def _pull_ragged_all_to_all(self, device: int, op: RuntimeOp, members, position: int, group: _Group) -> None:
         """Ragged all-to-all in Python (what moves depends on the operands' contents):
@@ -530,6 +577,7 @@ class RaggedPlan:
 
 _COLLECTIVES = (
     "all_gather",
+    "all_reduce",
     "all_to_all",
     "collective_permute",
     "collective_broadcast",

@@ -38,6 +38,7 @@ from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
 _RECORD_BYTES = 512  # what each member says it runs: 32 bytes of digest + description
 _GROUP_PRIMITIVES = (
     "all_gather",
+    "all_reduce",
     "all_to_all",
     "collective_permute",
     "collective_broadcast",
@@ -189,6 +190,17 @@ class MpiTransport:
     def _all_gather(self, op, comm, position, operands, results) -> None:
         requests = [comm.Iallgather(x.view(), y.view()) for x, y in zip(operands, results)]
         self._wait(requests, op, "")
+
+    def _all_reduce(self, op, comm, position, operands, results) -> None:
+        """Blocks to their folders (all-to-all), the op's compiled fold kernel on the
+        received blocks into this rank's block of the result, then all-gather in place."""
+        count = comm.Get_size()
+        staged = [np.empty(x.nbytes, np.uint8) for x in operands]
+        self._wait([comm.Ialltoall(x.view(), s) for x, s in zip(operands, staged)], op, "")
+        inputs = [s.ctypes.data + j * (s.nbytes // count) for s in staged for j in range(count)]
+        outputs = [y.address + position * (y.nbytes // count) for y in results]
+        op.run_kernel(inputs + outputs)
+        self._wait([comm.Iallgather(self.MPI.IN_PLACE, y.view()) for y in results], op, "")
 
     def _all_to_all(self, op, comm, position, operands, results) -> None:
         requests = [comm.Ialltoall(x.view(), y.view()) for x, y in zip(operands, results)]

@@ -21,7 +21,7 @@ import contextlib
 import ctypes
 import dataclasses
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -86,6 +86,8 @@ class RuntimeOp:
     result_bytes: tuple[int, ...] = ()
     result_itemsize: tuple[int, ...] = ()
     attrs: dict[str, int] = dataclasses.field(default_factory=dict)
+    # the op's compiled kernel (``all_reduce``: the fold), set by ``RuntimeBinding.attach_kernels``
+    kernel_caller: Callable[[], Callable[[str, list[int]], None] | None] | None = None
 
     def __post_init__(self):
         self._membership = {d: (g, i) for g in self.groups for i, d in enumerate(g)}
@@ -108,6 +110,13 @@ class RuntimeOp:
     @property
     def num_buffers(self) -> int:
         return len(self.operand_bytes) + len(self.result_bytes)
+
+    def run_kernel(self, addresses: list[int]) -> None:
+        """Run the op's compiled kernel on the buffers at ``addresses`` (inputs, then outputs)."""
+        call = self.kernel_caller() if self.kernel_caller else None
+        if call is None:
+            raise CollectiveError(f"{self.describe()}: its compiled kernel is gone", op=self)
+        call(self.attrs["fold"], addresses)
 
 
 class Transport(Protocol):
@@ -276,6 +285,12 @@ class RuntimeBinding:
     @property
     def num_devices(self) -> int:
         return self.num_replicas * self.num_partitions
+
+    def attach_kernels(self, caller: Callable[[], Callable[[str, list[int]], None] | None]) -> None:
+        """``caller()`` (a weak method of the Executable) runs a public function on raw buffers."""
+        for op in self.ops:
+            if "fold" in op.attrs:
+                op.kernel_caller = caller
 
     def register(self, engine) -> None:
         for op in self.ops:
