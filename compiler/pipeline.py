@@ -157,6 +157,8 @@ STAGES: tuple[Stage, ...] = (
             "convert-cf-to-llvm",
             "convert-ub-to-llvm",
             "reconcile-unrealized-casts",
+            # collectives try native code before the Python runtime
+            "xhlo-runtime-fast-path",
             # only what the host calls stays external: the JIT compiles the rest once, inlined
             "xhlo-internalize-functions",
         ),

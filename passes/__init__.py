@@ -46,6 +46,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-scratch-arena": "scratch_arena:ScratchArena",
     "xhlo-parallelize-loops": "parallelize_loops:ParallelizeLoops",
     "xhlo-internalize-functions": "internalize_functions:InternalizeFunctions",
+    "xhlo-runtime-fast-path": "runtime_fast_path:RuntimeFastPath",
 }
 
 

@@ -10,7 +10,11 @@ the departure run in one JIT-compiled call per device (``spin_wait.exchange``)
 that spins, yields and naps without the GIL: no condition variable, no GIL
 hand-over per barrier. The copies of all_gather, all_to_all, permute and
 broadcast are fixed per op (``_Exchange``); a ragged all-to-all's depend on
-its operands, so it pulls in Python between the same two barriers.
+its operands, so it pulls in Python between the same two barriers. After a
+call site's first successful exchange on a device, its record goes to the
+device's native fast path (``spin_wait``): later calls post, arrive and
+exchange without entering Python unless a peer is late or something fails.
+A large all_reduce runs two exchanges around the op's compiled fold kernel.
 
 Nothing waits forever. The native wait returns to Python after a bounded slice
 or at once when the world's event counter moves, and a waiting device gives up
@@ -42,7 +46,11 @@ import numpy as np
 
 from .errors import CollectiveAborted, CollectiveError, CollectiveMismatch, CollectiveTimeout
 from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
-from .spin_wait import DISAGREE, READY, exchange_function, wait_function
+from .spin_wait import (
+    DISAGREE, R_AGREEMENT, R_BARRIER, R_COPIES, R_COUNT, R_EVENTS, R_FAILURE, R_FLAG_SLOT,
+    R_FLAG_VALUE, R_IDS, R_ITEMSIZES, R_NBUFS, R_NCOPIES, R_PENDING_STATUS, R_PENDING_TARGET,
+    R_ROW, R_SIZE, R_SLOT, R_TABLE, READY, exchange_function, native, wait_function,
+)
 
 _Arrival = tuple[RuntimeOp, tuple[int, ...], list[Buffer], list[Buffer]]
 
@@ -55,7 +63,9 @@ class _Group:
     after posting their buffers, and after pulling), so the b-th barrier of a
     member is complete once ``count >= b * size``; the first member to see that
     knows every member arrived, because none can be a barrier ahead before it.
-    Increments and withdrawals happen under ``lock``; waiters only read.
+    Arrivals are atomic adds and withdrawals compare-and-swaps (native, as the
+    fast path arrives without Python); ``barrier_counts`` holds the barriers each
+    member arrived at, written by that member's thread only.
     """
 
     def __init__(self, members: frozenset[int]):
@@ -64,13 +74,18 @@ class _Group:
         self.count = ctypes.c_int64(0)
         self.count_address = ctypes.addressof(self.count)
         self.arrivals: dict[int, _Arrival] = {}  # each member's buffers in its current collective
-        self.barriers = dict.fromkeys(members, 0)  # barriers each member arrived at
-        self.failure: tuple[type[CollectiveError], str] | None = None
         # what each member runs (``_agreement_id``), at its slot in sorted member order
         self.slot_of = {device: slot for slot, device in enumerate(sorted(members))}
+        self.barrier_counts = (ctypes.c_int64 * self.size)()
         self.ids = (ctypes.c_int64 * self.size)()
         self.ids_address = ctypes.addressof(self.ids)
+        self.failed = ctypes.c_int64(0)  # nonzero once poisoned: the fast path steps aside
+        self.failure: tuple[type[CollectiveError], str] | None = None
         self.tables: dict[int, ctypes.Array] = {}  # agreement id -> the members' buffer addresses
+        self._native = native()
+
+    def barrier_address(self, device: int) -> int:
+        return ctypes.addressof(self.barrier_counts) + 8 * self.slot_of[device]
 
     def table(self, agreement: int, buffers_per_member: int) -> ctypes.Array:
         """The address table the members running the same collective share."""
@@ -82,23 +97,26 @@ class _Group:
 
     def arrive(self, device: int) -> int:
         """Count ``device`` in at its next barrier; the count that completes that barrier."""
-        with self.lock:
-            barrier = self.barriers[device] = self.barriers[device] + 1
-            self.count.value += 1
-        return barrier * self.size
+        return self._native.arrive(self.count_address, self.barrier_address(device), self.size)
+
+    def departed(self, device: int) -> None:
+        """Record the departure the native exchange counted for ``device``."""
+        self.barrier_counts[self.slot_of[device]] += 1
 
     def withdraw(self, device: int, target: int) -> bool:
         """Take back an arrival whose barrier is incomplete; False if it completed meanwhile."""
-        with self.lock:
-            if self.count.value >= target:
-                return False
-            self.count.value -= 1
-            self.barriers[device] -= 1
-            return True
+        if not self._native.withdraw(self.count_address, target):
+            return False
+        self.barrier_counts[self.slot_of[device]] -= 1
+        return True
+
+    def poison(self, failure: tuple[type[CollectiveError], str]) -> None:
+        self.failure = failure
+        self.failed.value = 1
 
     def missing(self, members: tuple[int, ...], target: int) -> list[int]:
         barrier = target // self.size
-        return [m for m in members if self.barriers[m] < barrier]
+        return [m for m in members if self.barrier_counts[self.slot_of[m]] < barrier]
 
 
 def _agreement_id(op: RuntimeOp, members: tuple[int, ...]) -> int:
@@ -133,6 +151,7 @@ class _Exchange:
         self.count = len(records)
         self.copies = (ctypes.c_int64 * max(1, 5 * self.count))(*[v for r in records for v in r])
         self.copies_address = ctypes.addressof(self.copies)
+        self.record: ctypes.Array | None = None  # for the native fast path, once enabled
 
     def post(self, device: int, operands: list[Buffer], results: list[Buffer]) -> None:
         row = self.row
@@ -142,6 +161,41 @@ class _Exchange:
         for k, buffer in enumerate(results):
             self.table[row + k] = buffer.address
         self.group.ids[self.slot] = self.agreement
+
+    def fast_record(self, world: InProcessWorld, op: RuntimeOp, device: int) -> int:
+        """Address of this exchange's native record for ``xhlo_rt_fast`` (built once)."""
+        if self.record is None:
+            group = self.group
+            fields = [0] * (R_ITEMSIZES + self.stride)
+            fields[R_COUNT] = group.count_address
+            fields[R_BARRIER] = group.barrier_address(device)
+            fields[R_SIZE] = group.size
+            fields[R_EVENTS] = world._events_address
+            fields[R_IDS] = group.ids_address
+            fields[R_SLOT] = self.slot
+            fields[R_AGREEMENT] = self.agreement
+            fields[R_TABLE] = self.table_address
+            fields[R_ROW] = self.row
+            fields[R_NBUFS] = self.stride
+            fields[R_COPIES] = self.copies_address
+            fields[R_NCOPIES] = self.count
+            fields[R_FAILURE] = ctypes.addressof(group.failed)
+            fields[R_FLAG_SLOT], fields[R_FLAG_VALUE] = -1, 0
+            if op.primitive in ("collective_permute", "collective_broadcast"):
+                fields[R_FLAG_SLOT] = self.stride - 1  # the ``received`` result
+                fields[R_FLAG_VALUE] = int(_receives(op, device))
+            fields[R_ITEMSIZES:] = [*op.operand_itemsize, *op.result_itemsize]
+            self.record = (ctypes.c_int64 * len(fields))(*fields)
+        return ctypes.addressof(self.record)
+
+    def take_pending(self) -> tuple[int, int] | None:
+        """(target, status) of an arrival the fast path made but could not complete."""
+        record = self.record
+        if record is None or not record[R_PENDING_TARGET]:
+            return None
+        pending = record[R_PENDING_TARGET], record[R_PENDING_STATUS]
+        record[R_PENDING_TARGET] = 0
+        return pending
 
     def run(self, world: InProcessWorld, target: int) -> int:
         group = self.group
@@ -194,20 +248,9 @@ def _set_flag(buffer: Buffer, value: bool) -> None:
     ctypes.memset(buffer.address, int(value), 1)
 
 
-def _mismatch(arrivals: dict[int, _Arrival], members: tuple[int, ...]) -> str | None:
-    """Why the members disagree on the collective they run, or None."""
-    mine = [arrivals[m] for m in members]
-    if all(arrival[0] is mine[0][0] for arrival in mine):  # one op object: one signature, one group
-        return None
-    seen = {_agreement(op, group) for op, group, _, _ in mine}
-    if len(seen) == 1:
-        return None
-    lines = [
-        f"device {d} runs {arrivals[d][0].describe()} with group {list(arrivals[d][1])}: "
-        f"{arrivals[d][0].signature}"
-        for d in sorted(members)
-    ]
-    return "the devices run different collectives: " + "; ".join(lines)
+def _receives(op: RuntimeOp, device: int) -> bool:
+    """The ``received`` flag of a permute or broadcast for a member ``device``."""
+    return op.primitive == "collective_broadcast" or op.source_of(device) is not None
 
 
 class InProcessWorld:
@@ -227,7 +270,8 @@ class InProcessWorld:
         self._events_address = ctypes.addressof(self._events)
         self._wait_at_least = wait_function()
         self._exchange = exchange_function()
-        self._exchanges: dict[tuple[int, int], _Exchange] = {}
+        self._exchanges: dict[tuple[int, int, int], _Exchange] = {}
+        self._agreements: dict[int, tuple[RuntimeOp, tuple[int, ...]]] = {}  # for mismatch reports
 
     # -- device lifecycle -----------------------------------------------------------------
 
@@ -259,14 +303,15 @@ class InProcessWorld:
         elif op.primitive == "recv":
             self._recv(device.index, op, results)
         elif op.primitive in _COLLECTIVES:
-            self._collective(device.index, op, operands, results)
+            self._collective(device.index, op, operands, results, device)
         else:
             raise CollectiveError(
                 f"unknown runtime primitive '{op.primitive}'", device=device.index, op=op
             )
 
     def _collective(
-        self, device: int, op: RuntimeOp, operands: list[Buffer], results: list[Buffer]
+        self, device: int, op: RuntimeOp, operands: list[Buffer], results: list[Buffer],
+        owner: Device | None = None,
     ) -> None:
         membership = op.group_of(device)
         if membership is None:
@@ -288,22 +333,30 @@ class InProcessWorld:
         if op.primitive == "all_reduce":
             self._all_reduce(device, op, members, position, group, operands, results)
             return
-        self._run_exchange(device, op, members, position, group, operands, results)
+        exchange = self._run_exchange(device, op, members, position, group, operands, results)
         if op.primitive in ("collective_permute", "collective_broadcast"):
-            _set_flag(results[-1], op.primitive == "collective_broadcast" or op.source_of(device) is not None)
+            _set_flag(results[-1], _receives(op, device))
+        if owner is not None:  # from now on this call site runs natively while all goes well
+            owner.enable_fast_path(op.index, exchange.fast_record(self, op, device))
 
     def _run_exchange(
         self, device: int, op: RuntimeOp, members, position: int, group: _Group,
         operands: list[Buffer], results: list[Buffer], phase: int = 0,
-    ) -> None:
-        """Post the buffers, wait for every member, check they agree, copy, depart."""
+    ) -> _Exchange:
+        """Post the buffers, wait for every member, check they agree, copy, depart (or resume
+        where the native fast path left off)."""
         exchange = self._exchanges.get((op.index, device, phase))
         if exchange is None:
             exchange = _Exchange(op, members, position, group, phase)
             self._exchanges[(op.index, device, phase)] = exchange
-        exchange.post(device, operands, results)
-        target = group.arrive(device)
-        status = exchange.run(self, target)
+            self._agreements.setdefault(exchange.agreement, (op, members))
+        pending = exchange.take_pending()
+        if pending is None:
+            exchange.post(device, operands, results)
+            target = group.arrive(device)
+            status = exchange.run(self, target)
+        else:
+            target, status = pending
         if status != READY and status != DISAGREE:
             self._await(device, op, members, group, target, give_up=True)
             status = exchange.run(self, target)  # the arrival is complete: no more waiting
@@ -313,7 +366,8 @@ class InProcessWorld:
                 f"device {device}: {op.describe()} (group {list(members)}): the devices run "
                 "different collectives", device=device, op=op,
             )
-        group.barriers[device] += 1  # the exchange counted this device's departure
+        group.departed(device)  # the exchange counted it
+        return exchange
 
     def _all_reduce(
         self, device: int, op: RuntimeOp, members, position: int, group: _Group,
@@ -340,7 +394,9 @@ class InProcessWorld:
     def _pull_ragged_all_to_all(self, device: int, op: RuntimeOp, members, position: int, group: _Group) -> None:
         """Ragged all-to-all in Python (what moves depends on the operands' contents):
         arrive, check, pull from the peers' buffers, depart."""
-        group.ids[group.slot_of[device]] = _agreement_id(op, members)
+        agreement = _agreement_id(op, members)
+        self._agreements.setdefault(agreement, (op, members))
+        group.ids[group.slot_of[device]] = agreement
         self._await(device, op, members, group, group.arrive(device), give_up=True)
         self._raise_mismatch(device, op, members, group)
         try:
@@ -348,9 +404,22 @@ class InProcessWorld:
         finally:  # no member may release its buffers while a peer still reads them
             self._await(device, op, members, group, group.arrive(device), give_up=False)
 
-    @staticmethod
-    def _raise_mismatch(device: int, op: RuntimeOp, members, group: _Group) -> None:
-        reason = _mismatch(group.arrivals, members)
+    def _mismatch(self, group: _Group, members: tuple[int, ...]) -> str | None:
+        """Why the members disagree on the collective they run (from the ids they posted), or None."""
+        ids = {member: group.ids[group.slot_of[member]] for member in members}
+        if len(set(ids.values())) == 1:
+            return None
+        lines = []
+        for member in sorted(members):
+            op, group_members = self._agreements.get(ids[member], (None, ()))
+            lines.append(
+                f"device {member} runs {op.describe()} with group {list(group_members)}: {op.signature}"
+                if op else f"device {member} runs an unknown collective"
+            )
+        return "the devices run different collectives: " + "; ".join(lines)
+
+    def _raise_mismatch(self, device: int, op: RuntimeOp, members, group: _Group) -> None:
+        reason = self._mismatch(group, members)
         if reason:
             raise CollectiveMismatch(
                 f"device {device}: {op.describe()} (group {list(members)}): {reason}",
@@ -420,7 +489,7 @@ class InProcessWorld:
                 )
         except CollectiveError as err:
             if group.withdraw(device, target):
-                group.failure = (CollectiveAborted, f"device {device} gave up: {err}")
+                group.poison((CollectiveAborted, f"device {device} gave up: {err}"))
                 self._notify()
                 raise
             # the last member arrived meanwhile: the collective goes ahead

@@ -2,12 +2,15 @@
 
 ``xhlo-lower-runtime-calls`` leaves call site ``k`` as a call of the external
 function ``@xhlo_rt_op<k>(memref...)`` and describes it in the module attribute
-``xhlo.runtime_calls[k]``. ``bind`` reads that table into ``RuntimeOp``s and
-registers one ctypes callback per call site with the ExecutionEngine. A
+``xhlo.runtime_calls[k]``; ``xhlo-runtime-fast-path`` makes that call try the
+native ``xhlo_rt_fast`` first (``spin_wait``) and call ``xhlo_rt_slow_op<k>``
+when it cannot finish. ``bind`` reads the table into ``RuntimeOp``s and
+registers one ctypes callback per call site as ``xhlo_rt_slow_op<k>``. A
 callback turns the memref descriptors into ``Buffer`` addresses and hands the
 op to the transport of the *current device* (a thread-local set by whoever
 runs the program: ``run_replicated`` threads, the MPI driver, or a one-device
-call). The transports (``inprocess``, ``mpi``) implement the primitives.
+call). The transports (``inprocess``, ``mpi``) implement the primitives; the
+in-process one also hands the device's fast-path records to native code.
 
 A callback must never raise into JIT code: a failure is recorded on the
 device, reported to the transport (so peers stop waiting for it), and every
@@ -30,9 +33,11 @@ from .._mlir import ir
 from ..errors import format_location
 from .errors import CollectiveError, DeviceError
 from .host import HOST_PRIMITIVES, HostQueues
+from .spin_wait import native
 
 RUNTIME_CALLS_ATTR = "xhlo.runtime_calls"
-SYMBOL_PREFIX = "xhlo_rt_op"
+SLOW_SYMBOL_PREFIX = "xhlo_rt_slow_op"  # + call site index: the Python callback
+FAST_FUNCTION = "xhlo_rt_fast"  # the native fast path (xhlo.runtime.spin_wait)
 DEFAULT_TIMEOUT = 300.0  # seconds a device waits for its peers in one collective
 
 
@@ -139,6 +144,18 @@ class Device:
         self.num_partitions = num_partitions
         self.transport = transport
         self.error: BaseException | None = None
+        self._fast_table: ctypes.Array | None = None
+
+    def fast_table(self, num_ops: int) -> ctypes.Array:
+        """``[num_ops, record address per call site (0: none)]``: what ``xhlo_rt_fast`` may
+        run natively for this device (the in-process transport fills it)."""
+        if self._fast_table is None or len(self._fast_table) != num_ops + 1:
+            self._fast_table = (ctypes.c_int64 * (num_ops + 1))(num_ops if self.error is None else 0)
+        return self._fast_table
+
+    def enable_fast_path(self, op_index: int, record_address: int) -> None:
+        if self._fast_table is not None and self.error is None and op_index < len(self._fast_table) - 1:
+            self._fast_table[op_index + 1] = record_address
 
     def execute(
         self, op: RuntimeOp, operands: list[Buffer], results: list[Buffer], handler=None
@@ -164,6 +181,8 @@ class Device:
             wrapped.__cause__ = err
             err = wrapped
         self.error = err
+        if self._fast_table is not None:
+            self._fast_table[0] = 0  # every later call goes through ``execute``: zeros
         self.transport.device_failed(self.index, err)
 
 
@@ -281,6 +300,8 @@ class RuntimeBinding:
         self.timeout = timeout
         self.host = HostQueues(timeout)
         self._callbacks = []  # the ctypes objects must outlive the engine
+        self.python_calls = 0  # runtime calls that entered Python (not the native fast path)
+        self._count_lock = threading.Lock()
 
     @property
     def num_devices(self) -> int:
@@ -293,10 +314,13 @@ class RuntimeBinding:
                 op.kernel_caller = caller
 
     def register(self, engine) -> None:
+        """Resolve each call site's Python callback and the native fast path
+        (``xhlo-runtime-fast-path`` defines the call sites' entries)."""
+        engine.raw_register_runtime(FAST_FUNCTION, ctypes.c_void_p(native().fast))
         for op in self.ops:
             callback = self._callback(op)
             self._callbacks.append(callback)
-            engine.register_runtime(f"{SYMBOL_PREFIX}{op.index}", callback)
+            engine.register_runtime(f"{SLOW_SYMBOL_PREFIX}{op.index}", callback)
 
     def _callback(self, op: RuntimeOp):
         prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * op.num_buffers))
@@ -307,6 +331,8 @@ class RuntimeBinding:
         handler = self.host.execute if op.primitive in HOST_PRIMITIVES else None
 
         def call(*descriptors):
+            with self._count_lock:
+                self.python_calls += 1
             device = current_device()
             if device is None:  # cannot happen through invoke(); never raise into JIT code
                 return
@@ -319,7 +345,7 @@ class RuntimeBinding:
         """Run a JIT entry point as the current device (or as the only device)."""
         device = current_device()
         if device is not None:
-            func(packed)
+            self._run_as(device, func, packed)
         else:
             if self.num_devices != 1:
                 raise CollectiveError(
@@ -330,9 +356,18 @@ class RuntimeBinding:
 
             device = Device(0, 1, 1, InProcessWorld(1, self.timeout))
             with activate(device):
-                func(packed)
+                self._run_as(device, func, packed)
         if device.error is not None:
             raise device.error
+
+    def _run_as(self, device: Device, func, packed) -> None:
+        """Run with ``device``'s fast-path records as this thread's native context."""
+        set_context = native().set_context
+        previous = set_context(ctypes.addressof(device.fast_table(len(self.ops))))
+        try:
+            func(packed)
+        finally:
+            set_context(previous)
 
 
 def bind(

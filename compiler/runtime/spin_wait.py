@@ -10,12 +10,23 @@ soon as the count reaches the target (``READY``), when the world's event
 counter changes (``EVENT``: a device failed, finished or gave up), or after a
 bounded slice of spinning, yielding and napping (``SLICE_OVER``), so Python
 regains control to check deadlines and peers. It never waits unboundedly.
+
+The fast path: ``xhlo-runtime-fast-path`` makes every runtime call site of a
+program call ``xhlo_rt_fast(k, descriptors)`` first. It finds this thread's
+context (``xhlo_set_context``: a pthread key, set around each program call to
+``[num_call_sites, record address per call site]``); when call site ``k`` has a
+record (the in-process transport writes one after the site's first successful
+call on this device) and the group is not poisoned, it posts the buffer
+addresses, arrives and runs ``xhlo_exchange`` without Python or the GIL. A late
+peer, a failure or a mismatch leaves the arrival pending in the record, and
+the Python callback resumes from there with its timeouts and error reports.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
+from typing import NamedTuple
 
 READY, EVENT, SLICE_OVER, DISAGREE = 1, 2, 0, 4
 
@@ -29,6 +40,16 @@ YIELD_NANOSECONDS = 20_000_000
 SLICE_NANOSECONDS = 50_000_000
 NAP_MICROSECONDS = 50
 _CLOCK_MONOTONIC = 1
+
+# The record of one call site on one device that ``xhlo_rt_fast`` runs without Python
+# (int64 fields; ``FastRecord`` in ``inprocess`` fills it): the group's arrival count and
+# this member's barrier counter, the world's event counter, the agreement ids, the
+# address table and copy plan of ``xhlo_exchange``, the group's failure flag, an optional
+# result flag byte to set, the pending arrival Python resumes, then each buffer's itemsize.
+(R_COUNT, R_BARRIER, R_SIZE, R_EVENTS, R_IDS, R_SLOT, R_AGREEMENT, R_TABLE, R_ROW, R_NBUFS,
+ R_COPIES, R_NCOPIES, R_FAILURE, R_FLAG_SLOT, R_FLAG_VALUE, R_PENDING_TARGET,
+ R_PENDING_STATUS, R_ITEMSIZES) = range(18)
+
 
 def monotonic_now_function(name: str) -> str:
     """LLVM-dialect text of ``name(%clock: !llvm.ptr) -> i64``: CLOCK_MONOTONIC in
@@ -56,15 +77,31 @@ module {{
   llvm.func @sched_yield() -> i32
   llvm.func @usleep(i32) -> i32
   llvm.func @clock_gettime(i32, !llvm.ptr) -> i32
+  llvm.func @pthread_key_create(!llvm.ptr, !llvm.ptr) -> i32
+  llvm.func @pthread_getspecific(i32) -> !llvm.ptr
+  llvm.func @pthread_setspecific(i32, !llvm.ptr) -> i32
+  llvm.mlir.global internal @xhlo_context_key(0 : i32) : i32
   llvm.func @xhlo_spin_wait_addresses(%out: !llvm.ptr) {{
-    %wait = llvm.mlir.addressof @xhlo_wait_at_least : !llvm.ptr
-    %exchange = llvm.mlir.addressof @xhlo_exchange : !llvm.ptr
-    %w = llvm.ptrtoint %wait : !llvm.ptr to i64
-    %x = llvm.ptrtoint %exchange : !llvm.ptr to i64
-    %one = llvm.mlir.constant(1 : i64) : i64
-    %second = llvm.getelementptr %out[%one] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-    llvm.store %w, %out : i64, !llvm.ptr
-    llvm.store %x, %second : i64, !llvm.ptr
+    %f0 = llvm.mlir.addressof @xhlo_wait_at_least : !llvm.ptr
+    %f1 = llvm.mlir.addressof @xhlo_exchange : !llvm.ptr
+    %f2 = llvm.mlir.addressof @xhlo_arrive : !llvm.ptr
+    %f3 = llvm.mlir.addressof @xhlo_withdraw : !llvm.ptr
+    %f4 = llvm.mlir.addressof @xhlo_set_context : !llvm.ptr
+    %f5 = llvm.mlir.addressof @xhlo_rt_fast : !llvm.ptr
+    %a1 = llvm.getelementptr %out[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+    %a2 = llvm.getelementptr %out[2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+    %a3 = llvm.getelementptr %out[3] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+    %a4 = llvm.getelementptr %out[4] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+    %a5 = llvm.getelementptr %out[5] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+    llvm.store %f0, %out : !llvm.ptr, !llvm.ptr
+    llvm.store %f1, %a1 : !llvm.ptr, !llvm.ptr
+    llvm.store %f2, %a2 : !llvm.ptr, !llvm.ptr
+    llvm.store %f3, %a3 : !llvm.ptr, !llvm.ptr
+    llvm.store %f4, %a4 : !llvm.ptr, !llvm.ptr
+    llvm.store %f5, %a5 : !llvm.ptr, !llvm.ptr
+    %null = llvm.mlir.zero : !llvm.ptr
+    %key = llvm.mlir.addressof @xhlo_context_key : !llvm.ptr
+    %r = llvm.call @pthread_key_create(%key, %null) : (!llvm.ptr, !llvm.ptr) -> i32
     llvm.return
   }}
 {MONOTONIC_NOW}  llvm.func @xhlo_wait_at_least(%count: !llvm.ptr, %target: i64, %events: !llvm.ptr, %seen: i64) -> i64 {{
@@ -171,6 +208,148 @@ module {{
   ^done(%r: i64):
     llvm.return %r : i64
   }}
+  // Count one arrival of the member whose barrier counter is %barrier; the count that completes it.
+  llvm.func @xhlo_arrive(%count: !llvm.ptr, %barrier: !llvm.ptr, %size: i64) -> i64 {{
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %b = llvm.load %barrier : !llvm.ptr -> i64
+    %b1 = llvm.add %b, %c1 : i64
+    llvm.store %b1, %barrier : i64, !llvm.ptr
+    %old = llvm.atomicrmw add %count, %c1 acq_rel : !llvm.ptr, i64
+    %target = llvm.mul %b1, %size : i64
+    llvm.return %target : i64
+  }}
+  // Take back one arrival unless the barrier (%target) completed: 1 withdrawn, 0 completed.
+  llvm.func @xhlo_withdraw(%count: !llvm.ptr, %target: i64) -> i64 {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    llvm.br ^try
+  ^try:
+    %v = llvm.load %count atomic acquire {{alignment = 8 : i64}} : !llvm.ptr -> i64
+    %complete = llvm.icmp "sge" %v, %target : i64
+    llvm.cond_br %complete, ^done(%c0 : i64), ^swap
+  ^swap:
+    %less = llvm.sub %v, %c1 : i64
+    %pair = llvm.cmpxchg %count, %v, %less acq_rel acquire : !llvm.ptr, i64
+    %ok = llvm.extractvalue %pair[1] : !llvm.struct<(i64, i1)>
+    llvm.cond_br %ok, ^done(%c1 : i64), ^try
+  ^done(%r: i64):
+    llvm.return %r : i64
+  }}
+  // This thread's runtime context (see FAST_PATH); returns the previous one.
+  llvm.func @xhlo_set_context(%context: !llvm.ptr) -> !llvm.ptr {{
+    %key_at = llvm.mlir.addressof @xhlo_context_key : !llvm.ptr
+    %key = llvm.load %key_at : !llvm.ptr -> i32
+    %previous = llvm.call @pthread_getspecific(%key) : (i32) -> !llvm.ptr
+    %r = llvm.call @pthread_setspecific(%key, %context) : (i32, !llvm.ptr) -> i32
+    llvm.return %previous : !llvm.ptr
+  }}
+  // Call site %k with its buffers' descriptors: 0 done, 1 not started (Python runs the
+  // op), 2 arrived but not complete (Python resumes from the record's pending fields).
+  llvm.func @xhlo_rt_fast(%k: i64, %descriptors: !llvm.ptr) -> i64 {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %c2 = llvm.mlir.constant(2 : i64) : i64
+    %key_at = llvm.mlir.addressof @xhlo_context_key : !llvm.ptr
+    %key = llvm.load %key_at : !llvm.ptr -> i32
+    %context = llvm.call @pthread_getspecific(%key) : (i32) -> !llvm.ptr
+    %null = llvm.mlir.zero : !llvm.ptr
+    %no_context = llvm.icmp "eq" %context, %null : !llvm.ptr
+    llvm.cond_br %no_context, ^slow, ^lookup
+  ^lookup:
+    %nops = llvm.load %context : !llvm.ptr -> i64
+    %known = llvm.icmp "ult" %k, %nops : i64
+    llvm.cond_br %known, ^record, ^slow
+  ^record:
+    %k1 = llvm.add %k, %c1 : i64
+    %rec_at = llvm.getelementptr %context[%k1] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
+    %rec = llvm.load %rec_at : !llvm.ptr -> !llvm.ptr
+    %no_record = llvm.icmp "eq" %rec, %null : !llvm.ptr
+    llvm.cond_br %no_record, ^slow, ^check
+  ^check:
+    %failure_at = llvm.getelementptr %rec[{R_FAILURE}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %failure_ptr = llvm.load %failure_at : !llvm.ptr -> !llvm.ptr
+    %failure = llvm.load %failure_ptr atomic acquire {{alignment = 8 : i64}} : !llvm.ptr -> i64
+    %failed = llvm.icmp "ne" %failure, %c0 : i64
+    llvm.cond_br %failed, ^slow, ^post(%c0 : i64)
+  ^post(%i: i64):
+    %nbufs_at = llvm.getelementptr %rec[{R_NBUFS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %nbufs = llvm.load %nbufs_at : !llvm.ptr -> i64
+    %more = llvm.icmp "slt" %i, %nbufs : i64
+    llvm.cond_br %more, ^one(%i : i64), ^arrive
+  ^one(%j: i64):
+    %desc_at = llvm.getelementptr %descriptors[%j] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
+    %desc = llvm.load %desc_at : !llvm.ptr -> !llvm.ptr
+    %aligned_at = llvm.getelementptr %desc[1] : (!llvm.ptr) -> !llvm.ptr, i64
+    %offset_at = llvm.getelementptr %desc[2] : (!llvm.ptr) -> !llvm.ptr, i64
+    %aligned = llvm.load %aligned_at : !llvm.ptr -> i64
+    %offset = llvm.load %offset_at : !llvm.ptr -> i64
+    %items = llvm.mlir.constant({R_ITEMSIZES} : i64) : i64
+    %item_index = llvm.add %j, %items : i64
+    %item_at = llvm.getelementptr %rec[%item_index] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %item = llvm.load %item_at : !llvm.ptr -> i64
+    %bytes = llvm.mul %offset, %item : i64
+    %address = llvm.add %aligned, %bytes : i64
+    %table_at = llvm.getelementptr %rec[{R_TABLE}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %table = llvm.load %table_at : !llvm.ptr -> !llvm.ptr
+    %row_at = llvm.getelementptr %rec[{R_ROW}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %row = llvm.load %row_at : !llvm.ptr -> i64
+    %entry = llvm.add %row, %j : i64
+    %slot_at = llvm.getelementptr %table[%entry] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    llvm.store %address, %slot_at : i64, !llvm.ptr
+    %next = llvm.add %j, %c1 : i64
+    llvm.br ^post(%next : i64)
+  ^arrive:
+    %fields = llvm.load %rec : !llvm.ptr -> !llvm.array<{R_ITEMSIZES} x i64>
+    %count_i = llvm.extractvalue %fields[{R_COUNT}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %barrier_i = llvm.extractvalue %fields[{R_BARRIER}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %size = llvm.extractvalue %fields[{R_SIZE}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %events_i = llvm.extractvalue %fields[{R_EVENTS}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %ids_i = llvm.extractvalue %fields[{R_IDS}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %slot = llvm.extractvalue %fields[{R_SLOT}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %agreement = llvm.extractvalue %fields[{R_AGREEMENT}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %table_i = llvm.extractvalue %fields[{R_TABLE}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %copies_i = llvm.extractvalue %fields[{R_COPIES}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %ncopies = llvm.extractvalue %fields[{R_NCOPIES}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %count = llvm.inttoptr %count_i : i64 to !llvm.ptr
+    %barrier = llvm.inttoptr %barrier_i : i64 to !llvm.ptr
+    %events = llvm.inttoptr %events_i : i64 to !llvm.ptr
+    %ids = llvm.inttoptr %ids_i : i64 to !llvm.ptr
+    %table2 = llvm.inttoptr %table_i : i64 to !llvm.ptr
+    %copies = llvm.inttoptr %copies_i : i64 to !llvm.ptr
+    %my_id = llvm.getelementptr %ids[%slot] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    llvm.store %agreement, %my_id : i64, !llvm.ptr
+    %target = llvm.call @xhlo_arrive(%count, %barrier, %size) : (!llvm.ptr, !llvm.ptr, i64) -> i64
+    %seen = llvm.load %events atomic acquire {{alignment = 8 : i64}} : !llvm.ptr -> i64
+    %status = llvm.call @xhlo_exchange(%count, %target, %events, %seen, %ids, %size, %table2, %copies, %ncopies) : (!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> i64
+    %ready = llvm.icmp "eq" %status, %c1 : i64
+    llvm.cond_br %ready, ^departed, ^pending
+  ^departed:
+    %b = llvm.load %barrier : !llvm.ptr -> i64
+    %b1 = llvm.add %b, %c1 : i64
+    llvm.store %b1, %barrier : i64, !llvm.ptr
+    %flag_slot = llvm.extractvalue %fields[{R_FLAG_SLOT}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %has_flag = llvm.icmp "sge" %flag_slot, %c0 : i64
+    llvm.cond_br %has_flag, ^flag, ^done(%c0 : i64)
+  ^flag:
+    %row2 = llvm.extractvalue %fields[{R_ROW}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %flag_entry = llvm.add %row2, %flag_slot : i64
+    %flag_at_at = llvm.getelementptr %table2[%flag_entry] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %flag_at = llvm.load %flag_at_at : !llvm.ptr -> !llvm.ptr
+    %flag_value = llvm.extractvalue %fields[{R_FLAG_VALUE}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %flag = llvm.trunc %flag_value : i64 to i8
+    llvm.store %flag, %flag_at : i8, !llvm.ptr
+    llvm.br ^done(%c0 : i64)
+  ^pending:
+    %pt = llvm.getelementptr %rec[{R_PENDING_TARGET}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %ps = llvm.getelementptr %rec[{R_PENDING_STATUS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    llvm.store %target, %pt : i64, !llvm.ptr
+    llvm.store %status, %ps : i64, !llvm.ptr
+    llvm.br ^done(%c2 : i64)
+  ^slow:
+    llvm.br ^done(%c1 : i64)
+  ^done(%r: i64):
+    llvm.return %r : i64
+  }}
 }}
 """
 
@@ -179,36 +358,61 @@ _EXCHANGE = ctypes.CFUNCTYPE(
     ctypes.c_int64, *([ctypes.c_void_p, ctypes.c_int64] * 2), ctypes.c_void_p, ctypes.c_int64,
     ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
 )
+_ARRIVE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+_WITHDRAW = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64)
+_SET_CONTEXT = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+
+
+class Native(NamedTuple):
+    """The compiled functions (ctypes callables; ``fast``: an address for the JIT)."""
+
+    engine: object
+    wait_at_least: object
+    exchange: object
+    arrive: object
+    withdraw: object
+    set_context: object
+    fast: int
+
+
 _lock = threading.Lock()
-_native = None  # (engine, wait, exchange) once compiled
+_native: Native | None = None
 
 
-def _compile():
+def _compile() -> Native:
     from .._mlir import ExecutionEngine, ir, new_context
 
     with new_context():
         engine = ExecutionEngine(ir.Module.parse(_MODULE), opt_level=2)
-    addresses = (ctypes.c_int64 * 2)()
+    addresses = (ctypes.c_int64 * 6)()
     argument = ctypes.c_void_p(ctypes.addressof(addresses))
     packed = (ctypes.c_void_p * 1)(ctypes.addressof(argument))  # packed ABI: pointers to arguments
     ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup("xhlo_spin_wait_addresses"))(packed)
-    return engine, _WAIT(addresses[0]), _EXCHANGE(addresses[1])
+    return Native(
+        engine,
+        _WAIT(addresses[0]),
+        _EXCHANGE(addresses[1]),
+        _ARRIVE(addresses[2]),
+        _WITHDRAW(addresses[3]),
+        _SET_CONTEXT(addresses[4]),
+        addresses[5],
+    )
 
 
-def _functions():
-    """(wait, exchange), compiled on first use. Compiled code needs the same JIT,
+def native() -> Native:
+    """The native functions, compiled on first use. Compiled code needs the same JIT,
     so there is nothing to fall back on when it fails."""
     global _native
     if _native is None:
         with _lock:
             if _native is None:
                 _native = _compile()
-    return _native[1:]
+    return _native
 
 
 def wait_function():
     """``wait_at_least(count_address, target, events_address, seen_events) -> READY|EVENT|SLICE_OVER``."""
-    return _functions()[0]
+    return native().wait_at_least
 
 
 def exchange_function():
@@ -221,4 +425,4 @@ def exchange_function():
     the address ``table``), counts this device's departure into ``count`` and
     waits until every member departed (``target + size``): ``READY``.
     """
-    return _functions()[1]
+    return native().exchange
