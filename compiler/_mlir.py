@@ -8,12 +8,15 @@ touches one file.
 from __future__ import annotations
 
 import ctypes
+import importlib.abc
+import importlib.machinery
 import os
 import shlex
+import sys
 import threading
 
 from torch_mlir import ir, passmanager, rewrite  # noqa: F401  (re-exported)
-from torch_mlir._mlir_libs import _stablehlo as stablehlo_api
+from torch_mlir._mlir_libs import _mlir, _stablehlo as stablehlo_api
 from torch_mlir.dialects import arith, func, linalg, memref, quant, scf, tensor  # noqa: F401
 from torch_mlir.execution_engine import ExecutionEngine  # noqa: F401
 
@@ -23,8 +26,11 @@ PROVIDER = "torch-mlir"
 # vectorized and unrolled the loops it emits; LLVM's own unroller and loop
 # strength reduction re-unrolled them and made about half of the JIT's time
 # (conv2d 100 -> 37 ms, attention 134 -> 83 ms) for no run-time gain
-# (benchmarks/README.md). ``XHLO_LLVM_OPTIONS`` replaces them ("" for LLVM's).
-DEFAULT_LLVM_OPTIONS = "-unroll-threshold=0 -disable-lsr"
+# (benchmarks/README.md). The post-register-allocation scheduler (which the
+# host CPU's tuning turns on) took 7-15% of machine-code generation, again for
+# no measurable run-time gain on out-of-order cores. ``XHLO_LLVM_OPTIONS``
+# replaces them ("" for LLVM's).
+DEFAULT_LLVM_OPTIONS = "-unroll-threshold=0 -disable-lsr -post-RA-scheduler=false"
 _llvm_options_set = False
 
 # The upstream dialects xhlo builds ops of, loaded into every context (ops
@@ -38,6 +44,35 @@ XHLO_DIALECTS = (
 
 _passes_registered = False
 _lock = threading.Lock()
+
+
+class _DialectsWithoutOpClasses(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """An empty Python module for every dialect, under its own prefix.
+
+    For each op object it hands out, the bindings import the op's dialect module
+    (``torch_mlir.dialects.<dialect>``) and remember only a success: for dialects
+    without Python op classes (stablehlo, chlo, check, sdy, ...) every op object
+    cost a failed import, about 40 us (3 ms of sort_1m's compile). Searched after
+    ``torch_mlir.dialects``, this prefix turns the miss into a hit they remember;
+    ops keep the generic OpView.
+    """
+
+    PREFIX = "_xhlo_dialects_without_op_classes"
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == self.PREFIX or fullname.startswith(self.PREFIX + "."):
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        return None  # the default module object
+
+    def exec_module(self, module) -> None:
+        pass
+
+
+sys.meta_path.insert(0, _DialectsWithoutOpClasses())
+_mlir.globals.append_dialect_search_prefix(_DialectsWithoutOpClasses.PREFIX)
 
 
 def _register_passes_once() -> None:

@@ -28,9 +28,9 @@ The loop ``scf.for %i = %lb to %ub step %s`` becomes
     %fn = func.constant @<func>_parallel_<k> : (!llvm.ptr, index, index) -> ()
     call @xhlo_parallel_for(%fn, %captures, %lb, %ub, %s)
 
-with the captured values stored in a struct on the caller's stack (memrefs as
-their LLVM descriptors, through ``unrealized_conversion_cast``s the LLVM
-lowering resolves). ``@<func>_parallel_<k>(%captures, %begin, %end)`` loads
+with the captured values stored in a struct on the caller's stack (a memref
+as the aligned pointer and the dynamic parts of its LLVM descriptor, through
+``unrealized_conversion_cast``s the LLVM lowering resolves). ``@<func>_parallel_<k>(%captures, %begin, %end)`` loads
 them back and runs the loop from ``%begin`` to ``%end``. ``xhlo_parallel_for``
 calls the function pointer in the module's ``xhlo_parallel_dispatch`` slot
 (whose address ``xhlo_parallel_dispatch_slot()`` returns), or, while the slot
@@ -171,16 +171,50 @@ def _descriptor_type(t: ir.MemRefType) -> ir.Type:
     return ir.Type.parse(f"!llvm.struct<(ptr, ptr, i64{arrays})>")
 
 
-def _field_type(t: ir.Type) -> ir.Type | None:
-    """How a captured value travels in the struct; None if it cannot."""
+_PTR = "!llvm.ptr"
+_ALIGNED = (1,)  # the descriptor's aligned pointer; (0,) is the allocated one, which bodies never free
+
+
+def _layout_parts(t: ir.Type) -> list[tuple[tuple[int, ...], int | None]] | None:
+    """A strided memref's offset, sizes and strides: (position in its descriptor, the
+    constant or None if dynamic); None for other types and layouts."""
+    if not isinstance(t, ir.MemRefType):
+        return None
+    try:
+        strides, offset = ir.MemRefType(t).get_strides_and_offset()
+    except RuntimeError:  # not a strided layout
+        return None
+    dynamic, dynamic_size = ir.ShapedType.get_dynamic_stride_or_offset(), ir.ShapedType.get_dynamic_size()
+    parts = [((2,), None if offset == dynamic else offset)]
+    parts += [((3, i), None if size == dynamic_size else size) for i, size in enumerate(ir.MemRefType(t).shape)]
+    parts += [((4, i), None if stride == dynamic else stride) for i, stride in enumerate(strides)]
+    return parts
+
+
+def _field_types(t: ir.Type) -> list[ir.Type] | None:
+    """How a captured value travels in the struct; None if it cannot.
+
+    A strided memref travels as its aligned pointer and the dynamic parts of
+    its layout (one pointer for a static shape, not the descriptor's 3 + 2 *
+    rank fields; the body rebuilds the descriptor from constants): the caller
+    stores less, and LLVM has fewer stores to split, forward and check for
+    dead ones (attention: 38 -> 29 ms of LLVM IR optimisation). Other layouts
+    travel as the whole descriptor.
+    """
+    if isinstance(t, ir.MemRefType) and ir.MemRefType(t).memory_space is not None:
+        return None
+    parts = _layout_parts(t)
+    if parts is not None:
+        i64 = ir.IntegerType.get_signless(64)
+        return [ir.Type.parse(_PTR)] + [i64 for _, constant in parts if constant is None]
     if isinstance(t, ir.MemRefType):
-        return None if ir.MemRefType(t).memory_space is not None else _descriptor_type(ir.MemRefType(t))
+        return [_descriptor_type(ir.MemRefType(t))]
     if isinstance(t, ir.IndexType):
-        return ir.IntegerType.get_signless(64)
+        return [ir.IntegerType.get_signless(64)]
     if isinstance(t, (ir.IntegerType, ir.FloatType)):
-        return t
+        return [t]
     if isinstance(t, ir.VectorType) and ir.VectorType(t).rank == 1 and not ir.VectorType(t).scalable:
-        return t
+        return [t]
     return None
 
 
@@ -196,6 +230,41 @@ def _cast(value: ir.Value, to: ir.Type) -> ir.Value:
     if isinstance(value.type, ir.IndexType) or isinstance(to, ir.IndexType):
         return arith.index_cast(to, value)
     return _create("builtin.unrealized_conversion_cast", to, [value]).result
+
+
+def _position(position: tuple[int, ...]) -> ir.Attribute:
+    return ir.DenseI64ArrayAttr.get(list(position))
+
+
+def _pack(value: ir.Value, types: list[ir.Type]) -> list[ir.Value]:
+    """The struct fields of ``value`` (``_field_types``)."""
+    parts = _layout_parts(value.type)
+    if parts is None:
+        return [_cast(value, types[0])]
+    descriptor = _cast(value, _descriptor_type(ir.MemRefType(value.type)))
+    positions = [_ALIGNED] + [position for position, constant in parts if constant is None]
+    return [_create("llvm.extractvalue", t, [descriptor], position=_position(position)).result
+            for position, t in zip(positions, types)]
+
+
+def _unpack(fields: list[ir.Value], t: ir.Type) -> ir.Value:
+    """The captured value of type ``t`` again, from its struct fields."""
+    parts = _layout_parts(t)
+    if parts is None:
+        return _cast(fields[0], t)
+    struct = _descriptor_type(ir.MemRefType(t))
+    i64 = ir.IntegerType.get_signless(64)
+    dynamic = iter(fields[1:])
+    descriptor = _create("llvm.mlir.poison", struct, []).result
+    for position, constant in [((0,), None), (_ALIGNED, None), *parts]:
+        if position in ((0,), _ALIGNED):
+            field = fields[0]
+        elif constant is None:
+            field = next(dynamic)
+        else:
+            field = _create("llvm.mlir.constant", i64, [], value=ir.IntegerAttr.get(i64, constant)).result
+        descriptor = _create("llvm.insertvalue", struct, [descriptor, field], position=_position(position)).result
+    return _cast(descriptor, t)
 
 
 def _enclosing_function(op: ir.Operation) -> ir.Operation:
@@ -257,7 +326,7 @@ class ParallelizeLoops(ModulePass):
         ops = walk_ops(op, None)
         if any(inner.name in _CALLS for inner in ops):
             return False
-        return all(_is_clonable(v) or _field_type(v.type) is not None for v in _captured(op, ops))
+        return all(_is_clonable(v) or _field_types(v.type) is not None for v in _captured(op, ops))
 
     @staticmethod
     def _add_runtime(module: ir.Operation, names: set[str]) -> None:
@@ -288,8 +357,9 @@ class _Outliner:
         captured = _captured(loop, ops)
         self.constants = [v for v in captured if _is_clonable(v)]
         self.fields = [v for v in captured if not _is_clonable(v)]
-        self.field_types = [_field_type(v.type) for v in self.fields]
-        self.struct = ir.Type.parse(f"!llvm.struct<({', '.join(map(str, self.field_types))})>")
+        self.field_types = [_field_types(v.type) for v in self.fields]  # per captured value
+        flat = [t for types in self.field_types for t in types]
+        self.struct = ir.Type.parse(f"!llvm.struct<({', '.join(map(str, flat))})>")
 
     def run(self) -> None:
         with self.loop.location:
@@ -317,9 +387,9 @@ class _Outliner:
         if self.fields:
             captures = self._stack_slot()
             packed = _create("llvm.mlir.poison", self.struct, []).result
-            for i, (value, t) in enumerate(zip(self.fields, self.field_types)):
-                packed = _create("llvm.insertvalue", self.struct, [packed, _cast(value, t)],
-                                 position=ir.DenseI64ArrayAttr.get([i])).result
+            fields = [field for value, types in zip(self.fields, self.field_types) for field in _pack(value, types)]
+            for i, field in enumerate(fields):
+                packed = _create("llvm.insertvalue", self.struct, [packed, field], position=_position((i,))).result
             _create("llvm.store", None, [packed, captures])
         else:
             captures = _create("llvm.mlir.zero", ir.Type.parse("!llvm.ptr"), []).result
@@ -345,9 +415,12 @@ class _Outliner:
                 replacement[value] = _op(value.owner).clone().results[0]
             if self.fields:
                 packed = _create("llvm.load", self.struct, [captures]).result
-                for i, (value, t) in enumerate(zip(self.fields, self.field_types)):
-                    field = _create("llvm.extractvalue", t, [packed], position=ir.DenseI64ArrayAttr.get([i])).result
-                    replacement[value] = _cast(field, value.type)
+                i = 0
+                for value, types in zip(self.fields, self.field_types):
+                    fields = [_create("llvm.extractvalue", t, [packed], position=_position((i + k,))).result
+                              for k, t in enumerate(types)]
+                    replacement[value] = _unpack(fields, value.type)
+                    i += len(types)
         self.loop.move_before(terminator)
         self.loop.operands[0] = begin
         self.loop.operands[1] = end

@@ -163,3 +163,80 @@ def test_bf16_dot_accumulates_in_f32():
     b = np.full((256, 1), 1.0 / 3, ml_dtypes.bfloat16)
     exact = (a.astype(np.float32) @ b.astype(np.float32)).astype(ml_dtypes.bfloat16)
     np.testing.assert_array_equal(xhlo.compile(src)(a, b), exact)
+
+
+
+# -- one MLIR context per thread, reused across compiles ------------------------------------------
+
+RNG = np.random.default_rng(11)
+ADD_2X3 = binary_module("add", "2x3x", "f32")
+SOFTMAX_ROWS = """func.func @main(%x: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<64x256xf32>, tensor<f32>) -> tensor<64xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<64xf32>) -> tensor<64x256xf32>
+  %d = stablehlo.subtract %x, %mb : tensor<64x256xf32>
+  %e = stablehlo.exponential %d : tensor<64x256xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x256xf32>, tensor<f32>) -> tensor<64xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<64xf32>) -> tensor<64x256xf32>
+  %r = stablehlo.divide %e, %sb : tensor<64x256xf32>
+  return %r : tensor<64x256xf32>
+}"""
+UNKNOWN_CUSTOM_CALL = """func.func @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = stablehlo.custom_call @my_kernel(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}"""
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_programs_compiled_in_turn_in_one_context_stay_apart():
+    """Compiles on a thread share a context and its pass managers; each program still
+    gets its own code, also after a compile that failed in a pass."""
+    a, b = (RNG.standard_normal((2, 3)).astype(np.float32) for _ in range(2))
+    x = RNG.standard_normal((64, 256)).astype(np.float32)
+    add = xhlo.compile(ADD_2X3, cache=False)
+    softmax = xhlo.compile(SOFTMAX_ROWS, cache=False)
+    with pytest.raises(xhlo.CompilerError, match="my_kernel"):
+        xhlo.compile(UNKNOWN_CUSTOM_CALL, cache=False)
+    multiply = xhlo.compile(binary_module("multiply", "2x3x", "f32"), cache=False)
+    assert add._context is softmax._context is multiply._context
+    np.testing.assert_array_equal(add(a, b), a + b)
+    np.testing.assert_allclose(softmax(x), _softmax(x), rtol=2e-6, atol=1e-7)
+    np.testing.assert_array_equal(multiply(a, b), a * b)
+    np.testing.assert_array_equal(add(a, b), a + b)
+
+
+def test_the_context_is_recycled_and_old_executables_keep_running(monkeypatch):
+    from xhlo import api
+
+    monkeypatch.setattr(api, "CONTEXT_COMPILES", 2)
+    a, b = (RNG.standard_normal((2, 3)).astype(np.float32) for _ in range(2))
+    ops = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "maximum": np.maximum}
+    executables = {op: xhlo.compile(binary_module(op, "2x3x", "f32"), cache=False) for op in ops}
+    assert len({id(exe._context) for exe in executables.values()}) >= 2
+    for op, exe in executables.items():
+        np.testing.assert_array_equal(exe(a, b), ops[op](a, b))
+
+
+def test_threads_compile_in_their_own_contexts():
+    import concurrent.futures
+    import threading
+
+    x = RNG.standard_normal((64, 256)).astype(np.float32)
+    a = RNG.standard_normal((2, 3)).astype(np.float32)
+    barrier = threading.Barrier(2)
+
+    def compile_and_run(softmax: bool):
+        barrier.wait()  # both threads compile at the same time
+        exe = xhlo.compile(SOFTMAX_ROWS if softmax else ADD_2X3, cache=False)
+        return exe._context, (exe(x) if softmax else exe(a, a))
+
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        (softmax_context, softmax_out), (add_context, add_out) = pool.map(compile_and_run, (True, False))
+    assert softmax_context is not add_context
+    np.testing.assert_allclose(softmax_out, _softmax(x), rtol=2e-6, atol=1e-7)
+    np.testing.assert_array_equal(add_out, a + a)

@@ -52,3 +52,18 @@ llvm.func linkonce @shared() {
 llvm.func weak @overridable() {
   llvm.return
 }
+
+// -----
+
+// Outlined parallel loop bodies stay out of line (no_inline): inlining them
+// through the serial path of xhlo_parallel_for compiled every loop twice.
+// CHECK-LABEL: llvm.func internal @main_parallel_0
+// CHECK-SAME: attributes {no_inline, xhlo.parallel_body}
+// CHECK-LABEL: llvm.func internal @helper
+// CHECK-NOT: no_inline
+llvm.func @main_parallel_0(%captures: !llvm.ptr, %begin: i64, %end: i64) attributes {xhlo.parallel_body} {
+  llvm.return
+}
+llvm.func @helper() {
+  llvm.return
+}

@@ -1,18 +1,21 @@
 // RUN: xhlo-opt %s --xhlo-parallelize-loops="min-work=4096" --split-input-file | FileCheck %s
 
 // A marked loop big enough: its body moves to a private function over
-// [begin, end), the captured memrefs travel as descriptors in a stack struct
-// (allocated once in the entry block), and the runtime helper is called.
+// [begin, end), the captured memrefs travel as their aligned pointers in a
+// stack struct (allocated once in the entry block), the body rebuilds their
+// static layout from constants, and the runtime helper is called.
 // CHECK-LABEL: func.func @elementwise
 // CHECK-SAME: (%[[IN:.*]]: memref<65536xf32>, %[[OUT:.*]]: memref<65536xf32>)
-// CHECK: %[[SLOT:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>)> : (i64) -> !llvm.ptr
+// CHECK: %[[SLOT:.*]] = llvm.alloca %{{.*}} x !llvm.struct<(ptr, ptr)> : (i64) -> !llvm.ptr
 // CHECK: %[[C0:.*]] = arith.constant 0 : index
 // CHECK: %[[N:.*]] = arith.constant 65536 : index
 // CHECK: %[[C16:.*]] = arith.constant 16 : index
 // CHECK: %[[D0:.*]] = builtin.unrealized_conversion_cast %[[IN]] : memref<65536xf32> to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
-// CHECK: %[[S0:.*]] = llvm.insertvalue %[[D0]], %{{.*}}[0]
+// CHECK: %[[P0:.*]] = llvm.extractvalue %[[D0]][1]
 // CHECK: %[[D1:.*]] = builtin.unrealized_conversion_cast %[[OUT]] : memref<65536xf32> to !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>
-// CHECK: %[[S1:.*]] = llvm.insertvalue %[[D1]], %[[S0]][1]
+// CHECK: %[[P1:.*]] = llvm.extractvalue %[[D1]][1]
+// CHECK: %[[S0:.*]] = llvm.insertvalue %[[P0]], %{{.*}}[0]
+// CHECK: %[[S1:.*]] = llvm.insertvalue %[[P1]], %[[S0]][1]
 // CHECK: llvm.store %[[S1]], %[[SLOT]]
 // CHECK: %[[BODY:.*]] = constant @elementwise_parallel_0 : (!llvm.ptr, index, index) -> ()
 // CHECK: call @xhlo_parallel_for(%[[BODY]], %[[SLOT]], %[[C0]], %[[N]], %[[C16]])
@@ -27,11 +30,20 @@
 // CHECK-LABEL: func.func private @elementwise_parallel_0
 // CHECK-SAME: (%[[CTX:.*]]: !llvm.ptr, %[[BEGIN:.*]]: index, %[[END:.*]]: index) attributes {xhlo.parallel_body}
 // CHECK: %[[STEP:.*]] = arith.constant 16 : index
-// CHECK: %[[ALL:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> !llvm.struct
+// CHECK: %[[ALL:.*]] = llvm.load %[[CTX]] : !llvm.ptr -> !llvm.struct<(ptr, ptr)>
 // CHECK: %[[F0:.*]] = llvm.extractvalue %[[ALL]][0]
-// CHECK: %[[M0:.*]] = builtin.unrealized_conversion_cast %[[F0]] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<65536xf32>
+// CHECK: %[[A0:.*]] = llvm.insertvalue %[[F0]], %{{.*}}[0]
+// CHECK: %[[B0:.*]] = llvm.insertvalue %[[F0]], %[[A0]][1]
+// CHECK: %[[OFFSET:.*]] = llvm.mlir.constant(0 : i64) : i64
+// CHECK: %[[C0F:.*]] = llvm.insertvalue %[[OFFSET]], %[[B0]][2]
+// CHECK: %[[SIZE:.*]] = llvm.mlir.constant(65536 : i64) : i64
+// CHECK: %[[D0F:.*]] = llvm.insertvalue %[[SIZE]], %[[C0F]][3, 0]
+// CHECK: %[[STRIDE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK: %[[E0:.*]] = llvm.insertvalue %[[STRIDE]], %[[D0F]][4, 0]
+// CHECK: %[[M0:.*]] = builtin.unrealized_conversion_cast %[[E0]] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<65536xf32>
 // CHECK: %[[F1:.*]] = llvm.extractvalue %[[ALL]][1]
-// CHECK: %[[M1:.*]] = builtin.unrealized_conversion_cast %[[F1]] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<65536xf32>
+// CHECK: llvm.insertvalue %[[F1]], %{{.*}}[0]
+// CHECK: %[[M1:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<65536xf32>
 // CHECK: scf.for %[[I:.*]] = %[[BEGIN]] to %[[END]] step %[[STEP]] {
 // CHECK: vector.transfer_read %[[M0]][%[[I]]]
 // CHECK: vector.transfer_write %{{.*}}, %[[M1]][%[[I]]]
@@ -57,14 +69,16 @@ func.func @elementwise(%in: memref<65536xf32>, %out: memref<65536xf32>) {
 // stays in the body.
 // CHECK-LABEL: func.func @row_sums
 // CHECK-SAME: (%[[X:.*]]: memref<64x1024xf32>, %[[ROWS:.*]]: index, %[[INIT:.*]]: vector<16xf32>, %[[OUT:.*]]: memref<64xf32>)
-// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(i64, vector<16xf32>, struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>)>
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(i64, vector<16xf32>, ptr, ptr)>
 // CHECK: arith.index_cast %[[ROWS]] : index to i64
 // CHECK: call @xhlo_parallel_for(
 // CHECK-LABEL: func.func private @row_sums_parallel_0
 // CHECK: %[[ALL:.*]] = llvm.load
 // CHECK: %[[R64:.*]] = llvm.extractvalue %[[ALL]][0] : !llvm.struct
 // CHECK: %[[R:.*]] = arith.index_cast %[[R64]] : i64 to index
-// CHECK: llvm.extractvalue %[[ALL]][1] : !llvm.struct{{.*}}
+// CHECK: llvm.extractvalue %[[ALL]][1] : !llvm.struct<(i64, vector<16xf32>, ptr, ptr)>
+// CHECK: llvm.extractvalue %[[ALL]][2] : !llvm.struct<(i64, vector<16xf32>, ptr, ptr)>
+// CHECK: llvm.extractvalue %[[ALL]][3] : !llvm.struct<(i64, vector<16xf32>, ptr, ptr)>
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: memref.store %{{.*}}, %{{.*}}[%[[ROW]]]
@@ -84,6 +98,50 @@ func.func @row_sums(%x: memref<64x1024xf32>, %rows: index, %init: vector<16xf32>
     }
     %sum = vector.reduction <add>, %acc : vector<16xf32> into f32
     memref.store %sum, %out[%r] : memref<64xf32>
+  } {xhlo.parallel_loop}
+  return
+}
+
+// -----
+
+// A dynamic offset and size travel after the pointer (offset, then sizes,
+// then strides); the static stride is a constant in the body. A layout
+// without strides travels as the whole descriptor.
+// CHECK: #[[MOD:.*]] = affine_map<(d0) -> (d0 mod 64)>
+// CHECK-LABEL: func.func @dynamic_layouts
+// CHECK-SAME: (%[[IN:.*]]: memref<?xf32, strided<[1], offset: ?>>, %[[OUT:.*]]: memref<65536xf32, #[[MOD]]>)
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(ptr, i64, i64, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>)>
+// CHECK: %[[D:.*]] = builtin.unrealized_conversion_cast %[[IN]]
+// CHECK: %[[P:.*]] = llvm.extractvalue %[[D]][1]
+// CHECK: %[[OFF:.*]] = llvm.extractvalue %[[D]][2]
+// CHECK: %[[SIZE:.*]] = llvm.extractvalue %[[D]][3, 0]
+// CHECK: %[[WHOLE:.*]] = builtin.unrealized_conversion_cast %[[OUT]]
+// CHECK: llvm.insertvalue %[[P]], %{{.*}}[0]
+// CHECK: llvm.insertvalue %[[OFF]], %{{.*}}[1]
+// CHECK: llvm.insertvalue %[[SIZE]], %{{.*}}[2]
+// CHECK: llvm.insertvalue %[[WHOLE]], %{{.*}}[3]
+// CHECK-LABEL: func.func private @dynamic_layouts_parallel_0
+// CHECK: %[[ALL:.*]] = llvm.load
+// CHECK: %[[F0:.*]] = llvm.extractvalue %[[ALL]][0]
+// CHECK: %[[F1:.*]] = llvm.extractvalue %[[ALL]][1]
+// CHECK: %[[F2:.*]] = llvm.extractvalue %[[ALL]][2]
+// CHECK: llvm.insertvalue %[[F0]], %{{.*}}[0]
+// CHECK: llvm.insertvalue %[[F0]], %{{.*}}[1]
+// CHECK: llvm.insertvalue %[[F1]], %{{.*}}[2]
+// CHECK: llvm.insertvalue %[[F2]], %{{.*}}[3, 0]
+// CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
+// CHECK: llvm.insertvalue %[[ONE]], %{{.*}}[4, 0]
+// CHECK: builtin.unrealized_conversion_cast %{{.*}} to memref<?xf32, strided<[1], offset: ?>>
+// CHECK: %[[F3:.*]] = llvm.extractvalue %[[ALL]][3]
+// CHECK: builtin.unrealized_conversion_cast %[[F3]] : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<65536xf32, #[[MOD]]>
+// CHECK: scf.for
+func.func @dynamic_layouts(%in: memref<?xf32, strided<[1], offset: ?>>, %out: memref<65536xf32, affine_map<(d0) -> (d0 mod 64)>>) {
+  %c0 = arith.constant 0 : index
+  %n = arith.constant 65536 : index
+  %c16 = arith.constant 16 : index
+  scf.for %i = %c0 to %n step %c16 {
+    %v = memref.load %in[%i] : memref<?xf32, strided<[1], offset: ?>>
+    memref.store %v, %out[%i] : memref<65536xf32, affine_map<(d0) -> (d0 mod 64)>>
   } {xhlo.parallel_loop}
   return
 }
