@@ -316,6 +316,7 @@ class _Symbols:
 class _Lowering:
     grid: pg.DeviceGrid
     split_reduction_bytes: int
+    in_place_reduction_bytes: int
     symbols: _Symbols
 
     def groups(
@@ -366,27 +367,46 @@ class _Lowering:
         groups = self.reduction_groups(op)
         count = len(groups[0])
         xs = list(op.operands)
-        if count > 1 and self.split_reduction(op, xs, count):
+        if count > 1 and self.split_reduction(op, xs, count, self.in_place_reduction_bytes):
             _replace(op, self.in_place_all_reduce(op, groups, xs))
+            return
+        if count > 1 and self.split_reduction(op, xs, count, self.split_reduction_bytes):
+            _replace(op, self.reduce_scatter_gather(op, groups, xs))
             return
         stacked = runtime_call(
             "all_gather", xs, [_stacked_type(x, count) for x in xs], runtime_config(op, groups)
         )
         _replace(op, [_fold(op.regions[0], s, count) for s in stacked])
 
-    def split_reduction(self, op: ir.Operation, xs: list[ir.Value], count: int) -> bool:
-        """Large operands that split evenly, reduced in their own element type: each member
-        reduces one slice (bandwidth-optimal)."""
-        if self.split_reduction_bytes <= 0:
+    def split_reduction(self, op: ir.Operation, xs: list[ir.Value], count: int, threshold: int) -> bool:
+        """Operands of at least ``threshold`` bytes that split evenly, reduced in their own
+        element type: each member reduces one slice (bandwidth-optimal)."""
+        if threshold <= 0:
             return False
         region_type = ir.RankedTensorType(op.regions[0].blocks[0].arguments[0].type).element_type
         return all(
             sh.element_type(x) == region_type == sh.element_type(r) for x, r in zip(xs, op.results)
         ) and all(
             _num_elements(x) % count == 0
-            and _num_elements(x) * element_bytes(sh.element_type(x)) >= self.split_reduction_bytes
+            and _num_elements(x) * element_bytes(sh.element_type(x)) >= threshold
             for x in xs
         )
+
+    def reduce_scatter_gather(self, op: ir.Operation, groups, xs: list[ir.Value]) -> list[ir.Value]:
+        """Member j folds slice j of everyone's operand, in group order; then all gather the slices.
+
+        Every element is still reduced in group order by exactly one member, so all
+        members get the same values as with a gather-and-fold, with 1/G of the fold
+        work and of the buffers.
+        """
+        count = len(groups[0])
+        blocks = [sh.reshape(x, [count, _num_elements(x) // count]) for x in xs]
+        received = runtime_call("all_to_all", blocks, [b.type for b in blocks], runtime_config(op, groups))
+        slices = [_fold(op.regions[0], r, count) for r in received]
+        gathered = runtime_call(
+            "all_gather", slices, [_stacked_type(s, count) for s in slices], runtime_config(op, groups)
+        )
+        return [sh.reshape(g, sh.shape_of(x)) for g, x in zip(gathered, xs)]
 
     def in_place_all_reduce(self, op: ir.Operation, groups, xs: list[ir.Value]) -> list[ir.Value]:
         """Member j folds block j of every member's operand where it lies and everyone copies
@@ -594,9 +614,14 @@ class LowerCollectives(ModulePass):
     # all_reduce operands of at least this many bytes are reduced slice-wise
     # (reduce-scatter + all-gather); 0 keeps gather-and-fold for all sizes
     split_reduction_bytes: int = 128 * 1024
+    # ... and from this many bytes in place (the runtime calls the fold kernel: no
+    # staging copies, but a Python call per collective); 0: never
+    in_place_reduction_bytes: int = 1024 * 1024
 
     def run(self, module: ir.Operation) -> None:
-        lowering = _Lowering(device_grid(module), self.split_reduction_bytes, _Symbols(module))
+        lowering = _Lowering(
+            device_grid(module), self.split_reduction_bytes, self.in_place_reduction_bytes, _Symbols(module)
+        )
         handlers = {
             "stablehlo.all_reduce": lowering.all_reduce,
             "stablehlo.cross-replica-sum": lowering.cross_replica_sum,

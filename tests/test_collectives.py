@@ -119,12 +119,20 @@ def test_all_reduce_applies_the_region_in_group_order():
         np.testing.assert_array_equal(out[d][0], expected)
 
 
-@pytest.mark.parametrize("elem", ["i32", "bf16"])
-def test_large_all_reduce_folds_slices_in_group_order(elem):
-    """256 KiB operands take the in-place path (each member folds one block of everyone's
-    operand with a compiled kernel); the order is still the group's."""
+@pytest.mark.parametrize(
+    "elem,rows,path",
+    [
+        ("i32", 256, 'primitive = "all_to_all"'),  # 256 KiB: reduce-scatter + all-gather
+        ("bf16", 256, 'primitive = "all_to_all"'),
+        ("i32", 1024, 'primitive = "all_reduce"'),  # 1 MiB: in place, the runtime calls the fold
+        ("bf16", 2048, 'primitive = "all_reduce"'),
+    ],
+)
+def test_large_all_reduce_folds_slices_in_group_order(elem, rows, path):
+    """Large operands are reduced slice-wise (each member folds one block of everyone's
+    operand); the order is still the group's, for both lowerings."""
     dtype = DTYPES[elem]
-    t = f"tensor<256x256x{elem}>"
+    t = f"tensor<{rows}x256x{elem}>"
     src = module(
         f"(%x: {t}, %y: {t}) -> ({t}, {t})",
         f"""  %0:2 = "stablehlo.all_reduce"(%x, %y) {region("subtract", elem)} {{replica_groups = {groups_attr([[3, 1, 0, 2]])}}}
@@ -133,9 +141,9 @@ def test_large_all_reduce_folds_slices_in_group_order(elem):
         replicas=4,
     )
     exe = xhlo.compile(src)
-    assert exe.ir("xhlo-stablehlo-prepare").count('primitive = "all_reduce"') == 1
-    xs = [sample((256, 256), dtype, d) for d in range(4)]
-    ys = [sample((256, 256), dtype, d) for d in range(4)]
+    assert exe.ir("xhlo-stablehlo-prepare").count(path) == 1
+    xs = [sample((rows, 256), dtype, d) for d in range(4)]
+    ys = [sample((rows, 256), dtype, d) for d in range(4)]
     out = exe.run_replicated([(x, y) for x, y in zip(xs, ys)])
     for values, j in ((xs, 0), (ys, 1)):
         expected = (((values[3] - values[1]).astype(dtype) - values[0]).astype(dtype) - values[2]).astype(dtype)

@@ -203,12 +203,13 @@ def test_collectives_of_every_element_type_on_two_ranks(tmp_path, elem):
 
 @pytest.mark.parametrize("elem", ["bf16", "i32"])
 def test_large_all_reduce_on_two_ranks(tmp_path, elem):
-    """256 KiB operands take the in-place path (all-to-all, the compiled fold kernel, an
+    """1 MiB operands take the in-place path (all-to-all, the compiled fold kernel, an
     in-place all-gather); subtract checks the group order [1, 0], two operands the variadic form."""
     import ml_dtypes
 
     dtype = {"bf16": ml_dtypes.bfloat16, "i32": np.int32}[elem]
-    t = f"tensor<256x256x{elem}>"
+    rows = {"bf16": 2048, "i32": 1024}[elem]
+    t = f"tensor<{rows}x256x{elem}>"
     program = module(
         f"(%x: {t}, %y: {t}) -> ({t}, {t})",
         f"""  %0:2 = "stablehlo.all_reduce"(%x, %y) {region("subtract", elem)} {{replica_groups = {groups_attr([[1, 0]])}}}
@@ -217,13 +218,49 @@ def test_large_all_reduce_on_two_ranks(tmp_path, elem):
         replicas=2,
     )
     rng = np.random.default_rng(7)
-    xs = [rng.integers(-8, 9, (256, 256)).astype(dtype) for _ in range(2)]
-    ys = [rng.integers(-8, 9, (256, 256)).astype(dtype) for _ in range(2)]
+    xs = [rng.integers(-8, 9, (rows, 256)).astype(dtype) for _ in range(2)]
+    ys = [rng.integers(-8, 9, (rows, 256)).astype(dtype) for _ in range(2)]
     inputs = {f"arg0_dev{d}": xs[d] for d in range(2)} | {f"arg1_dev{d}": ys[d] for d in range(2)}
     out = xhlo_run(2, program, inputs, tmp_path)
     for d in range(2):
         np.testing.assert_array_equal(out[f"out0_dev{d}"].view(dtype), (xs[1] - xs[0]).astype(dtype))
         np.testing.assert_array_equal(out[f"out1_dev{d}"].view(dtype), (ys[1] - ys[0]).astype(dtype))
+
+
+SUM_PROGRAM = module(
+    "(%x: tensor<4xf32>) -> tensor<4xf32>",
+    f"""  %0 = "stablehlo.all_reduce"(%x) {region("add", "f32")} {{replica_groups = {groups_attr([[0, 1]])}}}
+      : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>""",
+    replicas=2,
+)
+
+RUN_TWICE = """
+import numpy as np
+import xhlo
+from mpi4py import MPI
+from xhlo.runtime.mpi import run_on_rank
+
+exe = xhlo.compile(open("prog.mlir").read())
+rank = MPI.COMM_WORLD.Get_rank()
+transports = []
+for run in range(2):
+    (out,) = run_on_rank(exe, [np.full(4, rank + 1 + 10 * run, np.float32)])
+    assert (out == 3 + 20 * run).all(), out
+    transports.append(exe._runtime.mpi_transport)
+assert transports[0] is transports[1]
+print("OK", rank)
+"""
+
+
+def test_a_program_run_twice_keeps_its_transport(tmp_path):
+    """The second run on a rank reuses the communicators of the first and still gives
+    the right values (each run all-reduces its own inputs)."""
+    (tmp_path / "prog.mlir").write_text(SUM_PROGRAM)
+    (tmp_path / "twice.py").write_text(RUN_TWICE)
+    done = mpirun(2, sys.executable, "twice.py", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("OK") == 2
 
 
 def test_send_recv(tmp_path):

@@ -1,20 +1,33 @@
 // RUN: xhlo-opt %s --xhlo-lower-collectives --split-input-file --verify-diagnostics | FileCheck %s
-// RUN: xhlo-opt %s --xhlo-lower-collectives="split-reduction-bytes=16" --split-input-file \
-// RUN:   --verify-diagnostics | FileCheck %s --check-prefix=SPLIT
+// RUN: xhlo-opt %s --xhlo-lower-collectives="split-reduction-bytes=16 in-place-reduction-bytes=0" \
+// RUN:   --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=SPLIT
+// RUN: xhlo-opt %s --xhlo-lower-collectives="split-reduction-bytes=16 in-place-reduction-bytes=16" \
+// RUN:   --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=INPLACE
 
 // SPLIT-LABEL: func.func @all_reduce
 // SPLIT-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<4xf32>
-// SPLIT: %[[B:.*]] = stablehlo.reshape %[[X]] : (tensor<4xf32>) -> tensor<4xf32>
-// SPLIT: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_reduce(%[[B]])
-// SPLIT-SAME: fold = "xhlo_all_reduce_fold_0"
-// SPLIT-SAME: (tensor<4xf32>) -> tensor<4xf32>
-// SPLIT: %[[R:.*]] = stablehlo.reshape %[[E]] : (tensor<4xf32>) -> tensor<4xf32>
+// SPLIT: %[[B:.*]] = stablehlo.reshape %[[X]] : (tensor<4xf32>) -> tensor<2x2xf32>
+// SPLIT: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_to_all(%[[B]])
+// SPLIT-SAME: (tensor<2x2xf32>) -> tensor<2x2xf32>
+// SPLIT: %[[F:.*]] = "stablehlo.map"
+// SPLIT: %[[G:.*]] = stablehlo.custom_call @xhlo.runtime.all_gather(%[[F]])
+// SPLIT-SAME: (tensor<2xf32>) -> tensor<2x2xf32>
+// SPLIT: %[[R:.*]] = stablehlo.reshape %[[G]] : (tensor<2x2xf32>) -> tensor<4xf32>
 // SPLIT: return %[[R]]
-// SPLIT-LABEL: func.func @xhlo_all_reduce_fold_0
-// SPLIT-SAME: (%[[A0:.*]]: tensor<2xf32>, %[[A1:.*]]: tensor<2xf32>) -> tensor<2xf32>
-// SPLIT: %[[F:.*]] = "stablehlo.map"(%[[A0]], %[[A1]])
-// SPLIT: stablehlo.maximum
-// SPLIT: return %[[F]]
+
+// INPLACE-LABEL: func.func @all_reduce
+// INPLACE-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<4xf32>
+// INPLACE: %[[B:.*]] = stablehlo.reshape %[[X]] : (tensor<4xf32>) -> tensor<4xf32>
+// INPLACE: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_reduce(%[[B]])
+// INPLACE-SAME: fold = "xhlo_all_reduce_fold_0"
+// INPLACE-SAME: (tensor<4xf32>) -> tensor<4xf32>
+// INPLACE: %[[R:.*]] = stablehlo.reshape %[[E]] : (tensor<4xf32>) -> tensor<4xf32>
+// INPLACE: return %[[R]]
+// INPLACE-LABEL: func.func @xhlo_all_reduce_fold_0
+// INPLACE-SAME: (%[[A0:.*]]: tensor<2xf32>, %[[A1:.*]]: tensor<2xf32>) -> tensor<2xf32>
+// INPLACE: %[[F:.*]] = "stablehlo.map"(%[[A0]], %[[A1]])
+// INPLACE: stablehlo.maximum
+// INPLACE: return %[[F]]
 
 // all_reduce: the runtime gathers the operands in group order, the region folds them.
 
