@@ -365,6 +365,75 @@ def reduce(
     return list(op.results)
 
 
+# The binary ops a reduction body may be for the passes that reassociate it.
+COMBINERS = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
+_SCALAR_VIEWS = ("stablehlo.broadcast_in_dim", "stablehlo.reshape")  # of a 0-d value: the same scalar
+
+
+def region_combiner(region: ir.Region) -> str | None:
+    """The name (``add``, ``maximum``, ...: ``COMBINERS``) of the one binary op a
+    reduction body applies to its two arguments; None for any other body."""
+    block = region.blocks[0]
+    ops = [o.operation for o in block.operations]
+    if len(ops) != 2 or ops[1].name != "stablehlo.return" or len(block.arguments) != 2:
+        return None
+    op = ops[0]
+    name = op.name.removeprefix("stablehlo.")
+    if name not in COMBINERS or set(op.operands) != set(block.arguments):
+        return None
+    return name if list(ops[1].operands) == [op.results[0]] else None
+
+
+def scalar_constant(value: ir.Value):
+    """The scalar of a 0-d ``stablehlo.constant`` (seen through 0-d reshapes and
+    broadcasts; integers as unsigned bits), None otherwise."""
+    owner = value.owner
+    while isinstance(owner, (ir.Operation, ir.OpView)) and owner.name in _SCALAR_VIEWS:
+        value = owner.operands[0]
+        owner = value.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name != "stablehlo.constant":
+        return None
+    attr = owner.attributes["value"]
+    elem = element_type(value)
+    if isinstance(elem, ir.IntegerType):
+        return int(ir.DenseIntElementsAttr(attr)[0]) % (2 ** ir.IntegerType(elem).width)
+    if isinstance(elem, ir.FloatType):
+        return float(ir.DenseFPElementsAttr(attr)[0])
+    return None
+
+
+def identity(combiner: str, elem: ir.Type):
+    """The identity of ``combiner`` on ``elem`` (integers as unsigned bits), None if it
+    has none there (a float ``and``). Float ``add``'s is -0.0: -0.0 + x == x for every x."""
+    if isinstance(elem, ir.FloatType):
+        return {"add": -0.0, "multiply": 1.0, "maximum": -np.inf, "minimum": np.inf}.get(combiner)
+    t = ir.IntegerType(elem)
+    width, unsigned = t.width, t.is_unsigned or t.width == 1
+    ones = 2**width - 1
+    signed_min, signed_max = 2 ** (width - 1), 2 ** (width - 1) - 1  # as unsigned bits
+    return {
+        "add": 0, "or": 0, "xor": 0, "and": ones, "multiply": 1,
+        "maximum": 0 if unsigned else signed_min,
+        "minimum": ones if unsigned else signed_max,
+    }.get(combiner)
+
+
+def is_identity(combiner: str, elem: ir.Type, value) -> bool:
+    """Is ``value`` (``scalar_constant``'s form) the identity of ``combiner`` on ``elem``?
+    (A float sum's 0.0 counts: it changes only the sign of an all -0.0 sum.)"""
+    return value is not None and value == identity(combiner, elem)
+
+
+def constant_bits(bits: int, like: ir.Type) -> ir.Value:
+    """A 0-d constant of element type ``like`` holding ``bits`` (``identity``'s form:
+    integers as unsigned bits)."""
+    if isinstance(like, ir.IntegerType) and ir.IntegerType(like).width > 1:
+        width = ir.IntegerType(like).width
+        if not ir.IntegerType(like).is_unsigned and bits >= 2 ** (width - 1):
+            bits -= 2**width  # IntegerAttr takes the signed value of a signed/signless type
+    return constant(bits, like)
+
+
 def reduce_sum(x: ir.Value, dimensions: Sequence[int]) -> ir.Value:
     """Sum of ``x`` over ``dimensions`` (the other dimensions keep their order)."""
     if not dimensions:  # the upstream linalg lowering rejects a reduce over no dimension

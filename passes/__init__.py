@@ -42,6 +42,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-gemm-to-blas": "gemm_to_blas:GemmToBlas",
     "xhlo-saturate-float-to-int": "saturate_float_to_int:SaturateFloatToInt",
     "xhlo-reduce-window-to-scan": "reduce_window_to_scan:ReduceWindowToScan",
+    "xhlo-split-reductions": "split_reductions:SplitReductions",
     "xhlo-vector-math": "vector_math:VectorMath",
     "xhlo-scratch-arena": "scratch_arena:ScratchArena",
     "xhlo-parallelize-loops": "parallelize_loops:ParallelizeLoops",

@@ -26,15 +26,11 @@ order of a reduction is unspecified).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from xhlo._mlir import arith, ir, scf, tensor
 from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, walk_ops
-
-_COMBINERS = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
-_SCALAR_VIEWS = ("stablehlo.broadcast_in_dim", "stablehlo.reshape")  # of a 0-d value: the same scalar
 
 
 def _index(value: int) -> ir.Value:
@@ -52,60 +48,6 @@ def _padding(op: ir.Operation, rank: int) -> list[tuple[int, int]]:
         return [(0, 0)] * rank
     values = [int(v) for v in ir.DenseIntElementsAttr(op.attributes["padding"])]
     return [(values[2 * i], values[2 * i + 1]) for i in range(rank)]
-
-
-def _combiner(region: ir.Region) -> str | None:
-    """The body's single binary op name (without ``stablehlo.``) applied to both arguments."""
-    block = region.blocks[0]
-    ops = [o.operation for o in block.operations]
-    if len(ops) != 2 or ops[1].name != "stablehlo.return":
-        return None
-    op = ops[0]
-    name = op.name.removeprefix("stablehlo.")
-    if name not in _COMBINERS or set(op.operands) != set(block.arguments) or len(block.arguments) != 2:
-        return None
-    if list(ops[1].operands) != [op.results[0]]:
-        return None
-    return name
-
-
-def _constant_value(value: ir.Value):
-    """The scalar of a 0-d ``stablehlo.constant`` (seen through 0-d reshapes), None otherwise."""
-    owner = value.owner
-    while isinstance(owner, (ir.Operation, ir.OpView)) and owner.name in _SCALAR_VIEWS:
-        value = owner.operands[0]
-        owner = value.owner
-    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name != "stablehlo.constant":
-        return None
-    attr = owner.attributes["value"]
-    elem = sh.element_type(value)
-    if isinstance(elem, ir.IntegerType):
-        raw = ir.DenseIntElementsAttr(attr)[0]
-        width = ir.IntegerType(elem).width
-        return int(raw) % (2**width)  # as unsigned bits, whatever the signedness
-    if isinstance(elem, ir.FloatType):
-        return float(ir.DenseFPElementsAttr(attr)[0])
-    return None
-
-
-def _is_identity(combiner: str, elem: ir.Type, value) -> bool:
-    """Is ``value`` (unsigned bits for integers) the identity of ``combiner`` on ``elem``?"""
-    if value is None:
-        return False
-    if isinstance(elem, ir.FloatType):
-        return {"add": value == 0.0, "multiply": value == 1.0,
-                "maximum": value == -math.inf, "minimum": value == math.inf}.get(combiner, False)
-    t = ir.IntegerType(elem)
-    width, unsigned = t.width, t.is_unsigned or t.width == 1
-    ones = 2**width - 1
-    signed_min, signed_max = 2 ** (width - 1), 2 ** (width - 1) - 1  # as unsigned bits
-    identity = {
-        "add": 0, "or": 0, "xor": 0, "and": ones,
-        "multiply": 1,
-        "maximum": 0 if unsigned else signed_min,
-        "minimum": ones if unsigned else signed_max,
-    }
-    return identity.get(combiner) == value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,11 +79,11 @@ def match(op: ir.Operation) -> PrefixWindow | None:
         return None
     if padding[d] not in ((w - 1, 0), (0, w - 1)):
         return None
-    combiner = _combiner(op.regions[0])
+    combiner = sh.region_combiner(op.regions[0])
     elem = sh.element_type(init)
     if combiner is None or _scalar_op(combiner, elem) is None:
         return None
-    if not _is_identity(combiner, elem, _constant_value(init)):
+    if not sh.is_identity(combiner, elem, sh.scalar_constant(init)):
         return None
     return PrefixWindow(d, reverse=padding[d] == (0, w - 1))
 
@@ -226,4 +168,4 @@ class ReduceWindowToScan(ModulePass):
         for op in walk_ops(module, "stablehlo.reduce_window"):
             window = match(op)
             if window is not None:
-                _lower(op, window, _scalar_op(_combiner(op.regions[0]), sh.element_type(op.operands[1])))
+                _lower(op, window, _scalar_op(sh.region_combiner(op.regions[0]), sh.element_type(op.operands[1])))
