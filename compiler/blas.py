@@ -14,6 +14,8 @@ import glob
 import os
 
 GEMM_SYMBOLS = {"f32": "scipy_cblas_sgemm", "f64": "scipy_cblas_dgemm"}
+# OpenBLAS >= 0.3.30: a batch of equally strided matrices in one call, spread over its threads
+BATCHED_GEMM_SYMBOLS = {"f32": "scipy_cblas_sgemm_batch_strided", "f64": "scipy_cblas_dgemm_batch_strided"}
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enum values
 
 
@@ -28,6 +30,9 @@ def library_path() -> str | None:
     return min(names) if names else None
 
 
+_SYMBOLS = frozenset((*GEMM_SYMBOLS.values(), *BATCHED_GEMM_SYMBOLS.values()))
+
+
 def available() -> bool:
     return library_path() is not None
 
@@ -39,7 +44,7 @@ def shared_libs_for(module) -> list[str]:
         return []
     for op in module.body.operations:
         attrs = op.operation.attributes
-        if "sym_name" in attrs and str(attrs["sym_name"]).strip('"') in GEMM_SYMBOLS.values():
+        if "sym_name" in attrs and str(attrs["sym_name"]).strip('"') in _SYMBOLS:
             return [path]
     return []
 

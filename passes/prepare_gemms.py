@@ -21,6 +21,10 @@ bufferization.
   inner loop is contiguous channels, so it vectorizes; NHWC/FHWC and NCHW/FCHW
   use the upstream transform (its mod/floordiv indexing stays scalar).
 
+A +0.0 ``linalg.fill`` that only initializes a tagged contraction (through
+reshapes) is tagged too: ``xhlo-vectorize`` leaves it alone and
+``xhlo-gemm-to-blas`` replaces it by ``beta = 0`` when the two stay adjacent.
+
 The named op keeps ``linalg-fuse-elementwise-ops`` from pulling an elementwise
 producer (a bias add and relu) into the multiply-accumulate loop, where it
 would be recomputed for every output column. The fusion pass still folds
@@ -38,6 +42,7 @@ from xhlo._mlir import ir, linalg, tensor
 from .base import ModulePass, walk_ops
 
 BLAS_TAG = "xhlo.blas"
+RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape", "memref.collapse_shape", "memref.expand_shape")
 CONVOLUTIONS = ("linalg.conv_2d_nhwc_hwcf", "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_fhwc")
 _IM2COL = """
 module attributes {transform.with_named_sequence} {
@@ -246,6 +251,33 @@ def _im2col_nhwc(op: ir.Operation) -> None:
     op.erase()
 
 
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    return value.owner.operation if isinstance(value, ir.OpResult) else None
+
+
+def is_positive_zero(value: ir.Value) -> bool:
+    constant = defining_op(value)
+    if constant is None or constant.name != "arith.constant":
+        return False
+    attr = constant.attributes["value"]
+    if not isinstance(attr, ir.FloatAttr):
+        return False
+    number = ir.FloatAttr(attr).value
+    return number == 0.0 and math.copysign(1.0, number) > 0
+
+
+def _tag_zero_init(contraction: ir.Operation) -> None:
+    """Tag the +0.0 fill a BLAS-bound contraction accumulates into (through reshapes), so
+    xhlo-vectorize leaves it to xhlo-gemm-to-blas, which drops it for a call with beta = 0."""
+    init = contraction.operands[2]
+    while (op := defining_op(init)) is not None and op.name in RESHAPES:
+        init = op.operands[0]
+    fill = defining_op(init)
+    if fill is not None and fill.name == "linalg.fill" and is_positive_zero(fill.operands[0]) \
+            and len(list(init.uses)) == 1:
+        fill.attributes[BLAS_TAG] = ir.UnitAttr.get()
+
+
 def _volume(op: ir.Operation, shape: GemmShape) -> int:
     ranges = _ranges(op)
     return math.prod(ranges[d] for d in (*shape.rows, *shape.cols, *shape.inner))
@@ -313,6 +345,9 @@ class PrepareGemms(ModulePass):
             shape = gemm_shape(op)
             if shape is not None and _volume(op, shape) >= self.min_volume:
                 _rewrite(op, shape)
+        for op in walk_ops(module, "linalg.contract"):
+            if BLAS_TAG in op.attributes:
+                _tag_zero_init(op)
 
     def _conv_worth_it(self, op: ir.Operation) -> bool:
         """Float convolution whose im2col product has at least ``min_volume`` multiply-adds."""

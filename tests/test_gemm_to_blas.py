@@ -1,8 +1,8 @@
 """xhlo-gemm-to-blas: the sgemm/dgemm calls of tagged contractions, checked against numpy.
 
 Covers the call arguments BLAS is sensitive to: transposes, the leading
-dimension of a view into a wider buffer, batch loops (one and two batch
-dimensions), single-row and single-column matrices, accumulation into a
+dimension of a view into a wider buffer, strided batch calls (with and
+without a loop around them), beta = 0 in place of a zero fill, single-row and single-column matrices, accumulation into a
 non-zero output, and the loop fallback for buffers BLAS cannot describe.
 """
 
@@ -52,17 +52,49 @@ def test_view_into_a_wider_buffer_uses_its_row_stride():
     np.testing.assert_allclose(exe(a, b), a[:, 16:80].astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
 
-def test_two_batch_dimensions_loop_around_the_call():
-    ta, tb, to = _t((2, 3, 40, 32)), _t((2, 3, 32, 36)), _t((2, 3, 40, 36))
-    exe = xhlo.compile(f"""func.func @main(%a: {ta}, %b: {tb}) -> {to} {{
-  %0 = stablehlo.dot_general %a, %b, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : ({ta}, {tb}) -> {to}
+def _batched_dot(ta: str, tb: str, to: str, prologue: str = "", lhs: str = "%a") -> str:
+    return f"""func.func @main(%a: {ta}, %b: {tb}) -> {to} {{{prologue}
+  %0 = stablehlo.dot_general {lhs}, %b, batching_dims = [0, 1] x [0, 1], contracting_dims = [3] x [2] : ({_t((2, 3, 40, 32))}, {tb}) -> {to}
   return %0 : {to}
-}}""")
+}}"""
+
+
+def test_nesting_batch_dimensions_are_one_batch_call():
+    ta, tb, to = _t((2, 3, 40, 32)), _t((2, 3, 32, 36)), _t((2, 3, 40, 36))
+    exe = xhlo.compile(_batched_dot(ta, tb, to))
     loops = exe.ir("xhlo-lower-to-loops")
-    assert blas_calls(exe) == 1 and loops.count("scf.for") >= 2
+    assert loops.count("call @scipy_cblas_sgemm_batch_strided") == 1 and "scf.for" not in loops
     a = RNG.standard_normal((2, 3, 40, 32)).astype(np.float32)
     b = RNG.standard_normal((2, 3, 32, 36)).astype(np.float32)
     np.testing.assert_allclose(exe(a, b), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_batch_dimensions_that_do_not_nest_loop_around_a_batch_call():
+    """The lhs is heads 0..2 of a 5-head argument: a loop over the batch, a batch call over heads."""
+    ta, tb, to = _t((2, 5, 40, 32)), _t((2, 3, 32, 36)), _t((2, 3, 40, 36))
+    head_slice = f"\n  %s = stablehlo.slice %a [0:2, 0:3, 0:40, 0:32] : ({ta}) -> {_t((2, 3, 40, 32))}"
+    exe = xhlo.compile(_batched_dot(ta, tb, to, head_slice, lhs="%s"))
+    loops = exe.ir("xhlo-lower-to-loops")
+    assert loops.count("call @scipy_cblas_sgemm_batch_strided") == 1 and "scf.for" in loops
+    a = RNG.standard_normal((2, 5, 40, 32)).astype(np.float32)
+    b = RNG.standard_normal((2, 3, 32, 36)).astype(np.float32)
+    np.testing.assert_allclose(exe(a, b), a[:, :3].astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_zero_initialized_product_overwrites_a_reused_buffer():
+    """beta = 0 drops the zero fill: the scratch buffer a call reuses must not leak into results."""
+    t = _t((64, 64))
+    exe = xhlo.compile(f"""func.func @main(%a: {t}, %b: {t}) -> {t} {{
+  %0 = stablehlo.dot %a, %b : ({t}, {t}) -> {t}
+  %1 = stablehlo.dot %0, %b : ({t}, {t}) -> {t}
+  return %1 : {t}
+}}""")
+    loops = exe.ir("xhlo-lower-to-loops")
+    assert blas_calls(exe) == 2 and "linalg.fill" not in loops
+    for _ in range(3):
+        a, b = RNG.standard_normal((64, 64)).astype(np.float32), RNG.standard_normal((64, 64)).astype(np.float32)
+        want = (a.astype(np.float64) @ b) @ b
+        np.testing.assert_allclose(exe(a, b), want, rtol=1e-3, atol=1e-3)
 
 
 @pytest.mark.parametrize("m,n", [(1, 2048), (2048, 1), (1, 1)])

@@ -34,8 +34,12 @@ def dot_module(a_shape, b_shape, out_shape, batch, contract, elem="f32") -> str:
 }}"""
 
 
+def tagged_contractions(text: str) -> int:
+    return sum("linalg.contract" in line and "{xhlo.blas}" in line for line in text.splitlines())
+
+
 def tagged(exe) -> int:
-    return exe.ir(STAGE).count("{xhlo.blas}")
+    return tagged_contractions(exe.ir(STAGE))
 
 
 CASES = {
@@ -133,4 +137,4 @@ def test_min_volume_option():
         for volume, tags in ((64**3, 1), (64**3 + 1, 0)):
             module = ir.Module.parse(text)
             build_pass_manager(f"xhlo-prepare-gemms{{min-volume={volume}}}").run(module.operation)
-            assert str(module).count("{xhlo.blas}") == tags
+            assert tagged_contractions(str(module)) == tags

@@ -24,17 +24,82 @@ func.func @matmul(%a: memref<64x96xf32>, %b: memref<96x80xf32>, %c: memref<64x80
 
 // -----
 
-// Two batch dimensions loop around dgemm; the rhs (n, k) is transposed (112).
+// Two batch dimensions whose strides nest become one strided batch call of
+// 2*8 matrices (strides 2048, 1536, 3072 elements); the rhs (n, k) is transposed (112).
+// CHECK: func.func private @scipy_cblas_dgemm_batch_strided(i32, i32, i32, i32, i32, i32, f64, !llvm.ptr, i32, i32, !llvm.ptr, i32, i32, f64, !llvm.ptr, i32, i32, i32)
 // CHECK-LABEL: func.func @batched_transposed
 // CHECK-DAG: %[[TRANS:.*]] = arith.constant 112 : i32
-// CHECK: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: scf.for %[[H:.*]] = %{{.*}} to %{{.*}} step
-// CHECK: arith.muli %[[B]], %{{.*}} : index
-// CHECK: arith.muli %[[H]], %{{.*}} : index
-// CHECK: func.call @scipy_cblas_dgemm(%{{.*}}, %{{.*}}, %[[TRANS]],
+// CHECK-DAG: %[[COUNT:.*]] = arith.constant 16 : i32
+// CHECK-DAG: %[[SA:.*]] = arith.constant 2048 : i32
+// CHECK-DAG: %[[SB:.*]] = arith.constant 1536 : i32
+// CHECK-DAG: %[[SC:.*]] = arith.constant 3072 : i32
+// CHECK-NOT: scf.for
+// CHECK: call @scipy_cblas_dgemm_batch_strided(%{{.*}}, %{{.*}}, %[[TRANS]], {{.*}}, %[[SA]], {{.*}}, %[[SB]], {{.*}}, %[[SC]], %[[COUNT]])
 // CHECK-NOT: linalg.contract
 func.func @batched_transposed(%q: memref<2x8x64x32xf64>, %k: memref<2x8x48x32xf64>, %s: memref<2x8x64x48xf64>) {
   linalg.contract indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>] {xhlo.blas} ins(%q, %k : memref<2x8x64x32xf64>, memref<2x8x48x32xf64>) outs(%s : memref<2x8x64x48xf64>)
+  return
+}
+
+// -----
+
+// The lhs is a view whose batch strides do not nest (b: 32768, not 8 * 2048), so
+// a loop over b wraps a batch call over h (8 matrices, lhs stride 2048).
+// CHECK-LABEL: func.func @batch_dims_that_do_not_nest
+// CHECK: %[[SA:.*]] = arith.constant 2048 : i32
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+// CHECK: %[[COUNT:.*]] = arith.constant 8 : i32
+// CHECK: call @scipy_cblas_sgemm_batch_strided({{.*}}, %[[SA]], {{.*}}, %[[COUNT]])
+func.func @batch_dims_that_do_not_nest(%a: memref<2x8x64x32xf32, strided<[32768, 2048, 32, 1]>>, %b: memref<2x8x32x48xf32>, %c: memref<2x8x64x48xf32>) {
+  linalg.contract indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>] {xhlo.blas} ins(%a, %b : memref<2x8x64x32xf32, strided<[32768, 2048, 32, 1]>>, memref<2x8x32x48xf32>) outs(%c : memref<2x8x64x48xf32>)
+  return
+}
+
+// -----
+
+// Large matrices: a threaded call per matrix, in a loop.
+// CHECK-LABEL: func.func @large_batch
+// CHECK: scf.for
+// CHECK: call @scipy_cblas_sgemm(
+func.func @large_batch(%a: memref<2x512x512xf32>, %b: memref<2x512x512xf32>, %c: memref<2x512x512xf32>) {
+  linalg.contract indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>] {xhlo.blas} ins(%a, %b : memref<2x512x512xf32>, memref<2x512x512xf32>) outs(%c : memref<2x512x512xf32>)
+  return
+}
+
+// -----
+
+// A tagged zero fill of the output (through a reshape) right before the call: the
+// fill goes, beta = 0.
+// CHECK-LABEL: func.func @zero_fill
+// CHECK-NOT: linalg.fill
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT: linalg.fill
+// CHECK: call @scipy_cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]],
+func.func @zero_fill(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<4x16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%c : memref<4x16x64xf32>)
+  %flat = memref.collapse_shape %c [[0, 1], [2]] : memref<4x16x64xf32> into memref<64x64xf32>
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%flat : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// A write between the fill and the contraction: the fill stays (untagged), beta = 1.
+// CHECK-LABEL: func.func @zero_fill_then_a_write
+// CHECK: linalg.fill ins
+// CHECK: memref.store
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: call @scipy_cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]],
+func.func @zero_fill_then_a_write(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %i = arith.constant 3 : index
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  memref.store %one, %c[%i, %i] : memref<64x64xf32>
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
   return
 }
 

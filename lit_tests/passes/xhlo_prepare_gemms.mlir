@@ -19,6 +19,26 @@ func.func @matmul(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>, %c: tensor<64x80
 
 // -----
 
+// The +0.0 fill a tagged contraction accumulates into is tagged as well (xhlo-vectorize
+// leaves it; xhlo-gemm-to-blas turns it into beta = 0). A fill of another value is not.
+// CHECK-LABEL: func.func @zero_fill
+// CHECK: %[[ZERO:.*]] = linalg.fill {xhlo.blas} ins(%{{.*}} : f32)
+// CHECK: linalg.contract {{.*}} {xhlo.blas} {{.*}} outs(%[[ZERO]] : tensor<64x80xf32>)
+// CHECK: %[[ONES:.*]] = linalg.fill ins(%{{.*}} : f32)
+// CHECK: linalg.contract {{.*}} {xhlo.blas} {{.*}} outs(%[[ONES]] : tensor<64x80xf32>)
+func.func @zero_fill(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>) -> (tensor<64x80xf32>, tensor<64x80xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<64x80xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<64x96xf32>, tensor<96x80xf32>) outs(%z : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %o = linalg.fill ins(%one : f32) outs(%e : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %1 = linalg.matmul ins(%a, %b : tensor<64x96xf32>, tensor<96x80xf32>) outs(%o : tensor<64x80xf32>) -> tensor<64x80xf32>
+  return %0, %1 : tensor<64x80xf32>, tensor<64x80xf32>
+}
+
+// -----
+
 // Batch dims (b, h) lead every operand; the rhs holds (n, k): BLAS transposes it.
 // CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
 // CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>

@@ -5,12 +5,13 @@
 // RUN: xhlo-opt %s -p 'builtin.module(xhlo-fuse-and-vectorize)' | FileCheck %s
 
 // The bias add and the relu fuse into one loop of 16-lane vectors; the matmul
-// stays a separate contraction, tagged for BLAS, fed by the vectorized fill.
+// stays a separate contraction, tagged for BLAS, and so does the zero fill it
+// accumulates into (xhlo-gemm-to-blas makes it beta = 0).
 // CHECK-LABEL: func.func @main
 // CHECK-SAME: (%[[X:.*]]: tensor<64x96xf32>, %[[W:.*]]: tensor<96x128xf32>, %[[B:.*]]: tensor<128xf32>)
-// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
-// CHECK: %[[FILLED:.*]] = scf.for
-// CHECK: vector.transfer_write %[[ZEROS]]
+// CHECK-DAG: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[FILLED:.*]] = linalg.fill {xhlo.blas} ins(%[[ZERO]] : f32)
 // CHECK: %[[H:.*]] = linalg.contract {{.*}} {xhlo.blas} ins(%[[X]], %[[W]] : tensor<64x96xf32>, tensor<96x128xf32>) outs(%[[FILLED]] : tensor<64x128xf32>)
 // CHECK: scf.for
 // CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
