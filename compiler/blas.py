@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import glob
+import importlib.util
 import os
 
 GEMM_SYMBOLS = {"f32": "scipy_cblas_sgemm", "f64": "scipy_cblas_dgemm"}
@@ -22,11 +23,13 @@ ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enum values
 @functools.cache
 def library_path() -> str | None:
     """Path of libscipy_openblas, or None when the wheel is not installed."""
-    try:
-        import scipy_openblas32
-    except ImportError:
+    # the wheel's lib/ folder (its get_lib_dir()), found without running the package's
+    # __init__, whose importlib.metadata lookup costs ~25 ms of a process's first compile
+    spec = importlib.util.find_spec("scipy_openblas32")
+    if spec is None or not spec.submodule_search_locations:
         return None
-    names = glob.glob(os.path.join(scipy_openblas32.get_lib_dir(), "libscipy_openblas*.so*"))
+    lib_dir = os.path.join(list(spec.submodule_search_locations)[0], "lib")
+    names = glob.glob(os.path.join(lib_dir, "libscipy_openblas*.so*"))
     return min(names) if names else None
 
 

@@ -45,7 +45,11 @@ _GROUP_PRIMITIVES = (
     "ragged_all_to_all",
 )
 _TAG_SPACE = 16384
-_SPIN_POLLS = 20000  # Testall calls before sleeping: about 2-5 ms of spinning
+# Poll without sleeping for this long before backing off: MPI makes progress on a large
+# message only inside MPI calls, so a sleeping rank stalls the transfer (16 MiB all_gather
+# 8.2 -> 2.9 ms against mpi4py's blocking 2.6), as MPI's own blocking calls spin too.
+_SPIN_SECONDS = 0.25
+_POLLS_PER_CLOCK_READ = 256
 
 
 def _agreement_record(op: RuntimeOp, members: tuple[int, ...]) -> np.ndarray:
@@ -120,12 +124,14 @@ class MpiTransport:
             self._sends.clear()
 
     def _wait(self, requests: list, op: RuntimeOp | None, what: str) -> None:
-        """Poll ``requests`` to completion: spin first (a collective of a few KiB
-        takes microseconds, and any sleep costs ~50 us), then back off up to 1 ms."""
+        """Poll ``requests`` to completion: spin first (_SPIN_SECONDS; a collective of a
+        few KiB takes microseconds, and any sleep costs ~50 us), then back off up to 1 ms."""
         test_all = self.MPI.Request.Testall
-        for _ in range(_SPIN_POLLS):
-            if test_all(requests):
-                return
+        spin_until = time.monotonic() + _SPIN_SECONDS
+        while time.monotonic() < spin_until:
+            for _ in range(_POLLS_PER_CLOCK_READ):
+                if test_all(requests):
+                    return
         deadline = time.monotonic() + self.timeout
         delay = 1e-5
         while not test_all(requests):
