@@ -37,3 +37,36 @@ func.func @scalar(%a: memref<f64>, %b: memref<f64>) {
   memref.copy %a, %b : memref<f64> to memref<f64>
   return
 }
+
+// -----
+
+// A large copy of a buffer whose strides are only known at run time (a loop-carried
+// slice) is versioned: a flat memcpy-able memref.copy when the strides are row-major,
+// the element loop otherwise.
+// CHECK-LABEL: func.func @dynamic_strides
+// CHECK-SAME: (%[[SRC:.*]]: memref<64x128xf32, strided<[?, ?], offset: ?>>, %[[DST:.*]]: memref<64x128xf32>)
+// CHECK: %[[BASE:.*]], %[[OFFSET:.*]], %{{.*}}:2, %[[STRIDES:.*]]:2 = memref.extract_strided_metadata %[[SRC]]
+// CHECK-DAG: %[[ROW:.*]] = arith.cmpi eq, %[[STRIDES]]#0, %{{.*}} : index
+// CHECK-DAG: %[[UNIT:.*]] = arith.cmpi eq, %[[STRIDES]]#1, %{{.*}} : index
+// CHECK: %[[BOTH:.*]] = arith.andi
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [%[[OFFSET]]], sizes: [8192], strides: [1]
+// CHECK: %[[FLAT_DST:.*]] = memref.reinterpret_cast
+// CHECK: scf.if %[[BOTH]] {
+// CHECK-NEXT: memref.copy %[[FLAT]], %[[FLAT_DST]] : memref<8192xf32, strided<[1], offset: ?>> to memref<8192xf32, strided<[1], offset: ?>>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: linalg.copy {{.*}}ins(%[[SRC]] : memref<64x128xf32, strided<[?, ?], offset: ?>>) outs(%[[DST]] : memref<64x128xf32>)
+func.func @dynamic_strides(%src: memref<64x128xf32, strided<[?, ?], offset: ?>>, %dst: memref<64x128xf32>) {
+  memref.copy %src, %dst : memref<64x128xf32, strided<[?, ?], offset: ?>> to memref<64x128xf32>
+  return
+}
+
+// -----
+
+// Small copies are not worth the check.
+// CHECK-LABEL: func.func @small_dynamic
+// CHECK-NOT: scf.if
+// CHECK: linalg.copy
+func.func @small_dynamic(%src: memref<64xf32, strided<[?], offset: ?>>, %dst: memref<64xf32>) {
+  memref.copy %src, %dst : memref<64xf32, strided<[?], offset: ?>> to memref<64xf32>
+  return
+}
