@@ -13,7 +13,10 @@ dimensions whose strides nest become one ``cblas_?gemm_batch_strided`` call
 when the matrices are small (OpenBLAS runs a call per thread instead of
 splitting each small product). When the last op writing memory before the
 contraction is the +0.0 fill ``xhlo-prepare-gemms`` tagged, of the same
-buffer, the fill is dropped and the call gets ``beta = 0``. The library
+buffer, the fill is dropped and the call gets ``beta = 0``; a scale
+``xhlo-prepare-gemms`` folded into the contraction (``xhlo.blas_alpha``) is
+the call's ``alpha``, or an ``out *= alpha`` loop after a contraction that
+keeps its loops. The library
 is OpenBLAS from the ``scipy-openblas32`` wheel (``xhlo.blas``), which runs
 its own threads; the ExecutionEngine loads it (``xhlo.blas.shared_libs_for``).
 
@@ -32,7 +35,7 @@ from xhlo import blas
 from xhlo._mlir import arith, ir, memref, scf
 
 from .base import ModulePass, walk_ops
-from .prepare_gemms import BLAS_TAG, RESHAPES, GemmShape, classify, defining_op, is_positive_zero
+from .prepare_gemms import BLAS_ALPHA, BLAS_TAG, RESHAPES, GemmShape, classify, defining_op, is_positive_zero
 
 _ELEMENT_BYTES = {"f32": 4, "f64": 8}
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -222,18 +225,21 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> bool:
     m, n = out.major.size, out.minor.size
     k = lhs.minor.size if not lhs.transposed else lhs.major.size
     element_bytes = _ELEMENT_BYTES[str(float_type)]
+    zero_fill = _zero_fill_before(op)
+    scale = ir.FloatAttr(op.attributes[BLAS_ALPHA]).value if BLAS_ALPHA in op.attributes else 1.0
+    if zero_fill is None and scale != 1.0:  # alpha must not scale what C held: keep the loops
+        return False
     split = _batch_split(batch_sizes, (lhs, rhs, out), m * n * k)
     symbols = blas.GEMM_SYMBOLS if split is None else blas.BATCHED_GEMM_SYMBOLS
     symbol = symbols[str(float_type)]
     _declare(module, symbol, _gemm_inputs(float_type, split is not None))
-    zero_fill = _zero_fill_before(op)
     with ir.InsertionPoint(op), op.location:
         fixed = [
             _i32(blas.ROW_MAJOR), _i32(blas.TRANS if lhs.transposed else blas.NO_TRANS),
             _i32(blas.TRANS if rhs.transposed else blas.NO_TRANS), _i32(m), _i32(n), _i32(k),
         ]
-        alpha = arith.constant(float_type, 1.0)
-        beta = arith.constant(float_type, 0.0) if zero_fill is not None else alpha
+        alpha = arith.constant(float_type, scale)
+        beta = arith.constant(float_type, 0.0) if zero_fill is not None else alpha  # alpha is 1 then
         leading = [_i32(mat.leading_dimension) for mat in (lhs, rhs, out)]
         batch_strides = [[_i32(run.stride)] for run in split[1]] if split else [[], [], []]
         bases = [_base_address(mat.value, element_bytes) for mat in (lhs, rhs, out)]
@@ -261,6 +267,30 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> bool:
     return True
 
 
+def _scale_after(op: ir.Operation) -> None:
+    """A contraction that stays loops keeps the scale folded into it: ``out *= alpha`` after it."""
+    out = op.operands[2]
+    t = ir.MemRefType(out.type)
+    scale = ir.FloatAttr(op.attributes[BLAS_ALPHA]).value
+    del op.attributes[BLAS_ALPHA]
+    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))
+    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+    with ir.InsertionPoint.after(op), op.location:
+        scaled = ir.Operation.create(
+            "linalg.generic", operands=[out],
+            attributes={
+                "indexing_maps": ir.ArrayAttr.get([identity]),
+                "iterator_types": ir.ArrayAttr.get([parallel] * t.rank),
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 1]),
+            },
+            regions=1,
+        )
+        body = scaled.regions[0].blocks.append(t.element_type)
+        with ir.InsertionPoint(body):
+            product = arith.mulf(body.arguments[0], arith.constant(t.element_type, scale))
+            ir.Operation.create("linalg.yield", operands=[product])
+
+
 def _nest(sizes: list[int], ivs: list[ir.Value], body) -> None:
     """``body(ivs)`` inside one scf.for per batch dimension."""
     if not sizes:
@@ -282,8 +312,9 @@ class GemmToBlas(ModulePass):
         if not blas.available():
             return
         for op in walk_ops(module, "linalg.contract"):
-            if BLAS_TAG in op.attributes and all(isinstance(v.type, ir.MemRefType) for v in op.operands):
-                _rewrite(module, op)
+            if BLAS_TAG in op.attributes and all(isinstance(v.type, ir.MemRefType) for v in op.operands) \
+                    and not _rewrite(module, op) and BLAS_ALPHA in op.attributes:
+                _scale_after(op)
         for fill in walk_ops(module, "linalg.fill"):  # fills no call took over stay fills
             if BLAS_TAG in fill.attributes:
                 del fill.attributes[BLAS_TAG]

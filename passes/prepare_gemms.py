@@ -24,6 +24,10 @@ bufferization.
 A +0.0 ``linalg.fill`` that only initializes a tagged contraction (through
 reshapes) is tagged too: ``xhlo-vectorize`` leaves it alone and
 ``xhlo-gemm-to-blas`` replaces it by ``beta = 0`` when the two stay adjacent.
+Such a zero-initialized product whose only use scales it by a constant
+(``x * c``, or ``x / c`` with ``1/c`` exact: attention's ``/ sqrt(d)``) takes
+the scale as the call's ``alpha`` (``xhlo.blas_alpha``) and the elementwise
+pass over the product goes.
 
 The named op keeps ``linalg-fuse-elementwise-ops`` from pulling an elementwise
 producer (a bias add and relu) into the multiply-accumulate loop, where it
@@ -42,6 +46,7 @@ from xhlo._mlir import ir, linalg, tensor
 from .base import ModulePass, walk_ops
 
 BLAS_TAG = "xhlo.blas"
+BLAS_ALPHA = "xhlo.blas_alpha"  # the call's alpha, when a scale of the product was folded in
 RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape", "memref.collapse_shape", "memref.expand_shape")
 CONVOLUTIONS = ("linalg.conv_2d_nhwc_hwcf", "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_fhwc")
 _IM2COL = """
@@ -266,7 +271,7 @@ def is_positive_zero(value: ir.Value) -> bool:
     return number == 0.0 and math.copysign(1.0, number) > 0
 
 
-def _tag_zero_init(contraction: ir.Operation) -> None:
+def _tag_zero_init(contraction: ir.Operation) -> bool:
     """Tag the +0.0 fill a BLAS-bound contraction accumulates into (through reshapes), so
     xhlo-vectorize leaves it to xhlo-gemm-to-blas, which drops it for a call with beta = 0."""
     init = contraction.operands[2]
@@ -276,6 +281,56 @@ def _tag_zero_init(contraction: ir.Operation) -> None:
     if fill is not None and fill.name == "linalg.fill" and is_positive_zero(fill.operands[0]) \
             and len(list(init.uses)) == 1:
         fill.attributes[BLAS_TAG] = ir.UnitAttr.get()
+        return True
+    return False
+
+
+def _exact_reciprocal(value: float) -> float | None:
+    """1 / value when it is exact in every float type (value a power of two near 1)."""
+    mantissa, exponent = math.frexp(value)
+    return 1.0 / value if abs(mantissa) == 0.5 and -100 < exponent < 100 else None
+
+
+def _scale_of(op: ir.Operation) -> float | None:
+    """``c`` when ``op`` is an elementwise ``x * c`` or ``x / c`` (c a constant, 1/c exact)
+    over one identity-mapped input, else None."""
+    if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results) != 1:
+        return None
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    if not maps[0].is_permutation or any(str(m) != str(maps[0]) for m in maps) \
+            or not all("parallel" in str(it) for it in op.attributes["iterator_types"]):
+        return None
+    body = list(op.regions[0].blocks[0].operations)
+    if len(body) != 2 or body[0].name not in ("arith.mulf", "arith.divf") or body[1].name != "linalg.yield" \
+            or body[1].operands[0] != body[0].result:
+        return None
+    x, y = body[0].operands
+    block_input = op.regions[0].blocks[0].arguments[0]
+    if body[0].name == "arith.mulf" and y == block_input:
+        x, y = y, x
+    constant = defining_op(y)
+    if x != block_input or constant is None or constant.name != "arith.constant" \
+            or not isinstance(constant.attributes["value"], ir.FloatAttr):
+        return None
+    value = ir.FloatAttr(constant.attributes["value"]).value
+    return value if body[0].name == "arith.mulf" else _exact_reciprocal(value)
+
+
+def _fold_scale(contraction: ir.Operation) -> None:
+    """``(A B) * c`` (or ``/ c``) as the contraction's only use becomes ``alpha = c`` on the
+    BLAS call (``xhlo.blas_alpha``): one pass over the product fewer. Only for a zero
+    initial value (alpha does not scale what the product accumulates into)."""
+    result = contraction.results[0]
+    uses = list(result.uses)
+    if len(uses) != 1:
+        return
+    scale_op = uses[0].owner.operation
+    scale = _scale_of(scale_op)
+    if scale is None or scale_op.operands[0] != result or scale_op.results[0].type != result.type:
+        return
+    contraction.attributes[BLAS_ALPHA] = ir.FloatAttr.get(ir.F64Type.get(), scale)
+    scale_op.results[0].replace_all_uses_with(result)
+    scale_op.erase()
 
 
 def _volume(op: ir.Operation, shape: GemmShape) -> int:
@@ -346,8 +401,8 @@ class PrepareGemms(ModulePass):
             if shape is not None and _volume(op, shape) >= self.min_volume:
                 _rewrite(op, shape)
         for op in walk_ops(module, "linalg.contract"):
-            if BLAS_TAG in op.attributes:
-                _tag_zero_init(op)
+            if BLAS_TAG in op.attributes and _tag_zero_init(op) and BLAS_ALPHA not in op.attributes:
+                _fold_scale(op)
 
     def _conv_worth_it(self, op: ir.Operation) -> bool:
         """Float convolution whose im2col product has at least ``min_volume`` multiply-adds."""

@@ -142,3 +142,23 @@ func.func @f(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32,
         module = ir.Module.parse(memref_ir)
         build_pass_manager("xhlo-gemm-to-blas").run(module.operation)
         assert "linalg.contract" in str(module) and "cblas" not in str(module)
+
+
+@pytest.mark.parametrize("scale,folded", [("divide 8.0", True), ("multiply 0.7", True), ("divide 3.0", False)])
+def test_scaled_product(scale, folded):
+    """(A B) / 8 and (A B) * 0.7 become the call's alpha; / 3 (no exact reciprocal) stays a division."""
+    op, value = scale.split()
+    t = _t((64, 64))
+    exe = xhlo.compile(f"""func.func @main(%a: {t}, %b: {t}) -> {t} {{
+  %c = stablehlo.constant dense<{value}> : {t}
+  %0 = stablehlo.dot %a, %b : ({t}, {t}) -> {t}
+  %1 = stablehlo.{op} %0, %c : {t}
+  return %1 : {t}
+}}""")
+    alpha = "xhlo.blas_alpha" in exe.ir("xhlo-fuse-and-vectorize")
+    assert alpha == folded
+    a, b = RNG.standard_normal((64, 64)).astype(np.float32), RNG.standard_normal((64, 64)).astype(np.float32)
+    product = a.astype(np.float64) @ b
+    want = product / float(value) if op == "divide" else product * np.float32(value)
+    np.testing.assert_allclose(exe(a, b), want, rtol=1e-4, atol=1e-4)
+

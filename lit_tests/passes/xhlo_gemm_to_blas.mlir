@@ -137,3 +137,34 @@ func.func @untagged(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x
   linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
   return
 }
+
+// -----
+
+// A folded scale (xhlo.blas_alpha) is the call's alpha; beta = 0 from the zero fill.
+// CHECK-LABEL: func.func @alpha
+// CHECK: %[[ALPHA:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: call @scipy_cblas_sgemm(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ALPHA]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]],
+func.func @alpha(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas, xhlo.blas_alpha = 0.125 : f64} ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// A contraction that keeps its loops (column-major output) scales its result after them.
+// CHECK-LABEL: func.func @alpha_without_blas
+// CHECK: linalg.contract
+// CHECK-NOT: xhlo.blas_alpha
+// CHECK-NEXT: linalg.generic {{.*}} outs(%{{.*}} : memref<64x64xf32, strided<[1, 64]>>)
+// CHECK: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
+// CHECK-NOT: call
+func.func @alpha_without_blas(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32, strided<[1, 64]>>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%c : memref<64x64xf32, strided<[1, 64]>>)
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas, xhlo.blas_alpha = 0.125 : f64} ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32, strided<[1, 64]>>)
+  return
+}

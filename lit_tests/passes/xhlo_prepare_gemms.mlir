@@ -39,6 +39,48 @@ func.func @zero_fill(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>) -> (tensor<64
 
 // -----
 
+// A zero-initialized product whose only use scales it by a constant takes the scale
+// as the call's alpha: x / 8 (1/8 is exact) and x * 0.7 fold; x / 3 does not.
+// CHECK-LABEL: func.func @scaled
+// CHECK: %[[P8:.*]] = linalg.contract {{.*}} {xhlo.blas, xhlo.blas_alpha = 1.250000e-01 : f64}
+// CHECK: %[[P7:.*]] = linalg.contract {{.*}} {xhlo.blas, xhlo.blas_alpha = 0.69999998807907104 : f64}
+// CHECK: %[[P3:.*]] = linalg.contract {{.*}} {xhlo.blas}
+// CHECK: %[[D3:.*]] = linalg.generic {{.*}} ins(%[[P3]]
+// CHECK: arith.divf
+// CHECK: return %[[P8]], %[[P7]], %[[D3]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @scaled(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>) -> (tensor<64x80xf32>, tensor<64x80xf32>, tensor<64x80xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %eight = arith.constant 8.0 : f32
+  %three = arith.constant 3.0 : f32
+  %seven = arith.constant 0.7 : f32
+  %e = tensor.empty() : tensor<64x80xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %p0 = linalg.matmul ins(%a, %b : tensor<64x96xf32>, tensor<96x80xf32>) outs(%z0 : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %s0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%p0 : tensor<64x80xf32>) outs(%e : tensor<64x80xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %q = arith.divf %x, %eight : f32
+    linalg.yield %q : f32
+  } -> tensor<64x80xf32>
+  %z1 = linalg.fill ins(%zero : f32) outs(%e : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %p1 = linalg.matmul ins(%a, %b : tensor<64x96xf32>, tensor<96x80xf32>) outs(%z1 : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %s1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%p1 : tensor<64x80xf32>) outs(%e : tensor<64x80xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %q = arith.mulf %seven, %x : f32
+    linalg.yield %q : f32
+  } -> tensor<64x80xf32>
+  %z2 = linalg.fill ins(%zero : f32) outs(%e : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %p2 = linalg.matmul ins(%a, %b : tensor<64x96xf32>, tensor<96x80xf32>) outs(%z2 : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %s2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%p2 : tensor<64x80xf32>) outs(%e : tensor<64x80xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %q = arith.divf %x, %three : f32
+    linalg.yield %q : f32
+  } -> tensor<64x80xf32>
+  return %s0, %s1, %s2 : tensor<64x80xf32>, tensor<64x80xf32>, tensor<64x80xf32>
+}
+
+// -----
+
 // Batch dims (b, h) lead every operand; the rhs holds (n, k): BLAS transposes it.
 // CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
 // CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
