@@ -154,7 +154,7 @@ class Executable:
         self._scratch = threading.local()  # one temporaries arena per calling thread
         weakref.finalize(self, free_cached_blocks, engine)  # the heap blocks the program parked
         if runtime is not None:  # the runtime calls the program's fold kernels (no cycle)
-            runtime.attach_kernels(weakref.WeakMethod(self.call_kernel))
+            runtime.attach_kernels(weakref.ref(self))
 
     @property
     def signature(self) -> FunctionSignature:
@@ -229,6 +229,17 @@ class Executable:
             addresses = [*addresses, arena.ctypes.data + (-arena.ctypes.data % 64)]
             shapes.append((sig.scratch_bytes,))
         self._entry_point(name)(self._call_block(name, shapes).bind_addresses(addresses))
+
+    def native_kernel(self, name: str) -> tuple[int, _CallBlock] | None:
+        """``(packed entry address, a fresh argument block)`` of public function ``name``
+        for native code (the collective runtime's fast path) to bind and call; None when
+        it needs a temporaries arena, which only ``call_kernel`` provides."""
+        sig = self.signatures[name]
+        raw_lookup = getattr(self._engine, "raw_lookup", None)
+        if sig.scratch_bytes or raw_lookup is None:
+            return None
+        block = _CallBlock([spec.shape for spec in (*sig.inputs, *sig.outputs)])
+        return raw_lookup("_mlir_ciface_" + name), block  # what ExecutionEngine.lookup calls
 
     def _call_block(self, name: str, shapes: list[tuple[int, ...]]) -> _CallBlock:
         """This thread's argument block of ``name`` (rebuilt if called with other shapes)."""

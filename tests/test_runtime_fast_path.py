@@ -130,3 +130,153 @@ def test_a_device_failing_while_its_peer_waits_natively_aborts_the_peer():
     errors = info.value.errors
     assert "out of bounds" in str(errors[1])
     assert isinstance(errors[0], CollectiveAborted) and "device 1 failed" in str(errors[0])
+
+
+def _in_place_all_reduce_loop(replicas: int, failing_body: str | None = None) -> str:
+    """STEPS iterations of a 1 MiB all_reduce (add), the size the runtime folds in place;
+    with ``failing_body``, device 1 runs that instead at step 5."""
+    t = "tensor<512x512xi32>"
+    reduce = f""""stablehlo.all_reduce"(%v) ({{
+        ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+          %sum = stablehlo.add %a, %b : tensor<i32>
+          stablehlo.return %sum : tensor<i32>
+      }}) {{replica_groups = {groups_attr([list(range(replicas))])}}} : ({t}) -> {t}"""
+    if failing_body is None:
+        body = f"    %y = {reduce}"
+    else:
+        body = f"""    %id = stablehlo.replica_id : tensor<ui32>
+    %d = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
+    %five = stablehlo.constant dense<5> : tensor<i32>
+    %at = stablehlo.compare EQ, %i, %five : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %at_i = stablehlo.convert %at : (tensor<i1>) -> tensor<i32>
+    %which = stablehlo.multiply %at_i, %d : tensor<i32>
+    %y = "stablehlo.case"(%which) ({{
+      %s = {reduce}
+      stablehlo.return %s : {t}
+    }}, {{
+{failing_body}
+    }}) : (tensor<i32>) -> {t}"""
+    return module(
+        f"(%x: {t}) -> {t}",
+        f"""  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<{STEPS}> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, {t}
+   cond {{
+    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }} do {{
+{body}
+    %j = stablehlo.add %i, %c1 : tensor<i32>
+    stablehlo.return %j, %y : tensor<i32>, {t}
+  }}
+  return %r#1 : {t}""",
+        replicas=replicas,
+    )
+
+
+@pytest.mark.parametrize("replicas", [2, 4])
+def test_in_place_all_reduce_runs_its_fold_natively_after_the_first_step(replicas):
+    exe = xhlo.compile(_in_place_all_reduce_loop(replicas))
+    assert 'primitive = "all_reduce"' in exe.ir("xhlo-stablehlo-prepare")  # the in-place lowering
+    rng = np.random.default_rng(replicas)
+    xs = [rng.integers(-9, 10, (512, 512)).astype(np.int32) for _ in range(replicas)]
+    want = xs
+    for _ in range(STEPS):  # int32 arithmetic wraps as the program's does
+        total = want[0].copy()
+        for other in want[1:]:
+            total += other
+        want = [total] * replicas
+    for _ in range(2):
+        before = exe._runtime.python_calls
+        out = exe.run_replicated([(x,) for x in xs])
+        for got in out:
+            np.testing.assert_array_equal(got[0], want[0])
+        assert exe._runtime.python_calls - before == replicas  # the first step only
+
+
+def test_a_device_failing_while_its_peer_folds_natively_aborts_the_peer():
+    failing = """      %zero = stablehlo.constant dense<0> : tensor<1xi32>
+      %big = stablehlo.constant dense<9999> : tensor<1xi32>
+      %r = stablehlo.custom_call @ragged_all_to_all(%v, %v, %zero, %big, %zero, %big)
+          {api_version = 4 : i32, backend_config = {replica_groups = dense<[[0], [1]]> : tensor<2x1xi64>}}
+          : (tensor<512x512xi32>, tensor<512x512xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>, tensor<1xi32>) -> tensor<512x512xi32>
+      stablehlo.return %r : tensor<512x512xi32>"""
+    exe = xhlo.compile(_in_place_all_reduce_loop(2, failing))
+    x = np.ones((512, 512), np.int32)
+    with pytest.raises(xhlo.runtime.CollectiveError) as info:
+        exe.run_replicated([(x,), (x,)], timeout=60)
+    errors = info.value.errors
+    assert "out of bounds" in str(errors[1])
+    assert isinstance(errors[0], CollectiveAborted) and "device 1 failed" in str(errors[0])
+
+
+def test_native_fold_resumed_by_python_reads_the_buffers_the_peers_posted():
+    """At step 5 device 1 first sorts 2M floats (far longer than a wait slice) and then
+    contributes v + 1000, so its peers' native all_reduce (a max) hands over to Python,
+    which must fold the buffers posted this step, not those of the step that last went
+    through Python."""
+    t, big = "tensor<512x512xf32>", "tensor<2097152xf32>"
+    delay = f"""    %id = stablehlo.replica_id : tensor<ui32>
+    %d = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
+    %five = stablehlo.constant dense<5> : tensor<i32>
+    %at = stablehlo.compare EQ, %i, %five : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %at_i = stablehlo.convert %at : (tensor<i1>) -> tensor<i32>
+    %which = stablehlo.multiply %at_i, %d : tensor<i32>
+    %u = "stablehlo.case"(%which) ({{
+      stablehlo.return %v : {t}
+    }}, {{
+      %corner = stablehlo.slice %v [0:1, 0:1] : ({t}) -> tensor<1x1xf32>
+      %scalar = stablehlo.reshape %corner : (tensor<1x1xf32>) -> tensor<f32>
+      %ramp = stablehlo.iota dim = 0 : {big}
+      %base = stablehlo.broadcast_in_dim %scalar, dims = [] : (tensor<f32>) -> {big}
+      %keys = stablehlo.subtract %base, %ramp : {big}
+      %sorted = "stablehlo.sort"(%keys) ({{
+        ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+          %lt = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+          stablehlo.return %lt : tensor<i1>
+      }}) {{dimension = 0 : i64, is_stable = false}} : ({big}) -> {big}
+      %first = stablehlo.slice %sorted [0:1] : ({big}) -> tensor<1xf32>
+      %none = stablehlo.constant dense<0.0> : tensor<1xf32>
+      %zero = stablehlo.multiply %first, %none : tensor<1xf32>
+      %z = stablehlo.reshape %zero : (tensor<1xf32>) -> tensor<f32>
+      %zeros = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> {t}
+      %thousand = stablehlo.constant dense<1000.0> : {t}
+      %bumped = stablehlo.add %v, %thousand : {t}
+      %raised = stablehlo.add %bumped, %zeros : {t}
+      stablehlo.return %raised : {t}
+    }}) : (tensor<i32>) -> {t}
+    %y = "stablehlo.all_reduce"(%u) ({{
+        ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+          %m = stablehlo.maximum %a, %b : tensor<f32>
+          stablehlo.return %m : tensor<f32>
+      }}) {{replica_groups = {groups_attr([[0, 1, 2, 3]])}}} : ({t}) -> {t}
+    %step = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
+    %steps = stablehlo.broadcast_in_dim %step, dims = [] : (tensor<f32>) -> {t}
+    %next = stablehlo.add %y, %steps : {t}"""
+    src = module(
+        f"(%x: {t}) -> {t}",
+        f"""  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<{STEPS}> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, {t}
+   cond {{
+    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }} do {{
+{delay}
+    %j = stablehlo.add %i, %c1 : tensor<i32>
+    stablehlo.return %j, %next : tensor<i32>, {t}
+  }}
+  return %r#1 : {t}""",
+        replicas=4,
+    )
+    exe = xhlo.compile(src)
+    rng = np.random.default_rng(7)
+    xs = [rng.integers(-50, 50, (512, 512)).astype(np.float32) for _ in range(4)]
+    want = np.maximum.reduce(xs) + np.float32(sum(range(STEPS)) + 1000)  # step k adds k
+    before = exe._runtime.python_calls
+    out = exe.run_replicated([(x,) for x in xs])
+    for got in out:
+        np.testing.assert_array_equal(got[0], want)
+    assert exe._runtime.python_calls - before > 4  # the others went back to Python at step 5

@@ -48,8 +48,9 @@ from .errors import CollectiveAborted, CollectiveError, CollectiveMismatch, Coll
 from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
 from .spin_wait import (
     DISAGREE, R_AGREEMENT, R_BARRIER, R_COPIES, R_COUNT, R_EVENTS, R_FAILURE, R_FLAG_SLOT,
-    R_FLAG_VALUE, R_IDS, R_ITEMSIZES, R_NBUFS, R_NCOPIES, R_PENDING_STATUS, R_PENDING_TARGET,
-    R_ROW, R_SIZE, R_SLOT, R_TABLE, READY, exchange_function, native, wait_function,
+    R_FLAG_VALUE, R_IDS, R_ITEMSIZES, R_KERNEL, R_KERNEL_ARGS, R_KERNEL_NPLAN, R_KERNEL_PLAN,
+    R_NBUFS, R_NCOPIES, R_NEXT, R_PENDING_STATUS, R_PENDING_TARGET, R_ROW, R_SIZE, R_SLOT,
+    R_TABLE, READY, exchange_function, native, wait_function,
 )
 
 _Arrival = tuple[RuntimeOp, tuple[int, ...], list[Buffer], list[Buffer]]
@@ -188,6 +189,21 @@ class _Exchange:
             self.record = (ctypes.c_int64 * len(fields))(*fields)
         return ctypes.addressof(self.record)
 
+    def link_fold(self, second: _Exchange, kernel: int, block, plan: list[tuple[int, int, int]]) -> None:
+        """Make this (first) exchange's record run the fold kernel and then ``second``
+        natively: an in-place all_reduce without Python. ``plan``: per kernel argument,
+        (table slot, byte offset, descriptor address)."""
+        self.kernel_block = block  # the record points into these: keep them alive
+        self.kernel_plan = (ctypes.c_int64 * max(1, 3 * len(plan)))(*[v for p in plan for v in p])
+        self.record[R_NEXT] = ctypes.addressof(second.record)
+        self.record[R_KERNEL] = kernel
+        self.record[R_KERNEL_ARGS] = ctypes.addressof(block.packed)
+        self.record[R_KERNEL_PLAN] = ctypes.addressof(self.kernel_plan)
+        self.record[R_KERNEL_NPLAN] = len(plan)
+
+    def pending(self) -> bool:
+        return self.record is not None and self.record[R_PENDING_TARGET] != 0
+
     def take_pending(self) -> tuple[int, int] | None:
         """(target, status) of an arrival the fast path made but could not complete."""
         record = self.record
@@ -242,6 +258,23 @@ def _copies(
     if op.primitive == "collective_broadcast":
         return [(slot(0, 0), 0, mine + operands, 0, op.result_bytes[0])]
     raise CollectiveError(f"no copy plan for runtime primitive '{op.primitive}'", op=op)
+
+
+def _fold_arguments(op: RuntimeOp, members: tuple[int, ...], position: int) -> list[tuple[int, int]]:
+    """The fold kernel's arguments as (table slot, byte offset): block ``position`` of every
+    member's operands (operand by operand, members in group order), then of this member's
+    results."""
+    count, stride, operands = len(members), op.num_buffers, len(op.operand_bytes)
+    inputs = [
+        (j * stride + i, position * (nbytes // count))
+        for i, nbytes in enumerate(op.operand_bytes)
+        for j in range(count)
+    ]
+    outputs = [
+        (position * stride + operands + i, position * (nbytes // count))
+        for i, nbytes in enumerate(op.result_bytes)
+    ]
+    return inputs + outputs
 
 
 def _set_flag(buffer: Buffer, value: bool) -> None:
@@ -331,7 +364,7 @@ class InProcessWorld:
             self._pull_ragged_all_to_all(device, op, members, position, group)
             return
         if op.primitive == "all_reduce":
-            self._all_reduce(device, op, members, position, group, operands, results)
+            self._all_reduce(device, op, members, position, group, operands, results, owner)
             return
         exchange = self._run_exchange(device, op, members, position, group, operands, results)
         if op.primitive in ("collective_permute", "collective_broadcast"):
@@ -371,25 +404,41 @@ class InProcessWorld:
 
     def _all_reduce(
         self, device: int, op: RuntimeOp, members, position: int, group: _Group,
-        operands: list[Buffer], results: list[Buffer],
+        operands: list[Buffer], results: list[Buffer], owner: Device | None = None,
     ) -> None:
         """Fold block ``position`` of every member's operands in place (the op's compiled
         kernel) into this device's results, then copy the other blocks from their folders.
 
         The members stay inside the collective until the last exchange has departed,
-        so the operands read and the results copied stay alive.
+        so the operands read and the results copied stay alive. After one such call the
+        call site runs natively (``spin_wait``'s ``xhlo_fast_kernel`` between the two
+        exchanges); when the native run stops in the second exchange, this resumes there.
         """
-        self._run_exchange(device, op, members, position, group, operands, results, phase=0)
-        inputs = [
-            group.arrivals[member][2][i].address + position * (nbytes // len(members))
-            for i, nbytes in enumerate(op.operand_bytes)
-            for member in members
-        ]
-        outputs = [
-            buffer.address + position * (buffer.nbytes // len(members)) for buffer in results
-        ]
-        op.run_kernel(inputs + outputs)
-        self._run_exchange(device, op, members, position, group, operands, results, phase=1)
+        second = self._exchanges.get((op.index, device, 1))
+        if second is not None and second.pending():
+            self._run_exchange(device, op, members, position, group, operands, results, phase=1)
+            return
+        first = self._run_exchange(device, op, members, position, group, operands, results, phase=0)
+        # the peers' buffers as posted in the table (peers on the fast path post natively)
+        op.run_kernel([first.table[slot] + offset for slot, offset in _fold_arguments(op, members, position)])
+        second = self._run_exchange(device, op, members, position, group, operands, results, phase=1)
+        if owner is not None and first.record is None:
+            self._enable_native_fold(owner, op, device, members, position, first, second)
+
+    def _enable_native_fold(
+        self, owner: Device, op: RuntimeOp, device: int, members, position: int,
+        first: _Exchange, second: _Exchange,
+    ) -> None:
+        native_kernel = op.native_kernel()
+        if native_kernel is None:  # a kernel that needs a temporaries arena stays in Python
+            return
+        kernel, block = native_kernel
+        arguments = _fold_arguments(op, members, position)
+        plan = [(slot, offset, ctypes.addressof(d)) for (slot, offset), d in zip(arguments, block.descriptors)]
+        first.fast_record(self, op, device)
+        second.fast_record(self, op, device)
+        first.link_fold(second, kernel, block, plan)
+        owner.enable_fast_path(op.index, ctypes.addressof(first.record))
 
     def _pull_ragged_all_to_all(self, device: int, op: RuntimeOp, members, position: int, group: _Group) -> None:
         """Ragged all-to-all in Python (what moves depends on the operands' contents):

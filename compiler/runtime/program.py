@@ -25,7 +25,7 @@ import ctypes
 import dataclasses
 import threading
 from collections.abc import Callable, Iterator
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -91,8 +91,9 @@ class RuntimeOp:
     result_bytes: tuple[int, ...] = ()
     result_itemsize: tuple[int, ...] = ()
     attrs: dict[str, int] = dataclasses.field(default_factory=dict)
-    # the op's compiled kernel (``all_reduce``: the fold), set by ``RuntimeBinding.attach_kernels``
-    kernel_caller: Callable[[], Callable[[str, list[int]], None] | None] | None = None
+    # the program whose compiled kernel the op runs (``all_reduce``: the fold): a weak
+    # reference to its Executable, set by ``RuntimeBinding.attach_kernels``
+    kernel_owner: Callable[[], Any] | None = None
 
     def __post_init__(self):
         self._membership = {d: (g, i) for g in self.groups for i, d in enumerate(g)}
@@ -116,12 +117,20 @@ class RuntimeOp:
     def num_buffers(self) -> int:
         return len(self.operand_bytes) + len(self.result_bytes)
 
+    def _kernel_program(self):
+        program = self.kernel_owner() if self.kernel_owner else None
+        if program is None:
+            raise CollectiveError(f"{self.describe()}: its compiled kernel is gone", op=self)
+        return program
+
     def run_kernel(self, addresses: list[int]) -> None:
         """Run the op's compiled kernel on the buffers at ``addresses`` (inputs, then outputs)."""
-        call = self.kernel_caller() if self.kernel_caller else None
-        if call is None:
-            raise CollectiveError(f"{self.describe()}: its compiled kernel is gone", op=self)
-        call(self.attrs["fold"], addresses)
+        self._kernel_program().call_kernel(self.attrs["fold"], addresses)
+
+    def native_kernel(self):
+        """``(packed entry address, argument block)`` for native code to call the kernel
+        (``Executable.native_kernel``), or None when it cannot be called that way."""
+        return self._kernel_program().native_kernel(self.attrs["fold"])
 
 
 class Transport(Protocol):
@@ -307,11 +316,11 @@ class RuntimeBinding:
     def num_devices(self) -> int:
         return self.num_replicas * self.num_partitions
 
-    def attach_kernels(self, caller: Callable[[], Callable[[str, list[int]], None] | None]) -> None:
-        """``caller()`` (a weak method of the Executable) runs a public function on raw buffers."""
+    def attach_kernels(self, owner: Callable[[], Any]) -> None:
+        """``owner()`` (a weak reference to the Executable) runs public functions on raw buffers."""
         for op in self.ops:
             if "fold" in op.attrs:
-                op.kernel_caller = caller
+                op.kernel_owner = owner
 
     def register(self, engine) -> None:
         """Resolve each call site's Python callback and the native fast path

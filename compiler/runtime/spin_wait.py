@@ -20,6 +20,9 @@ call on this device) and the group is not poisoned, it posts the buffer
 addresses, arrives and runs ``xhlo_exchange`` without Python or the GIL. A late
 peer, a failure or a mismatch leaves the arrival pending in the record, and
 the Python callback resumes from there with its timeouts and error reports.
+An in-place all_reduce chains two records: after the first exchange
+``xhlo_fast_kernel`` binds the op's compiled fold kernel to the blocks the
+members posted and calls it, then the second exchange copies the folded blocks.
 """
 
 from __future__ import annotations
@@ -42,13 +45,17 @@ NAP_MICROSECONDS = 50
 _CLOCK_MONOTONIC = 1
 
 # The record of one call site on one device that ``xhlo_rt_fast`` runs without Python
-# (int64 fields; ``FastRecord`` in ``inprocess`` fills it): the group's arrival count and
-# this member's barrier counter, the world's event counter, the agreement ids, the
-# address table and copy plan of ``xhlo_exchange``, the group's failure flag, an optional
-# result flag byte to set, the pending arrival Python resumes, then each buffer's itemsize.
+# (int64 fields; ``_Exchange.fast_record`` in ``inprocess`` fills it): the group's arrival
+# count and this member's barrier counter, the world's event counter, the agreement ids,
+# the address table and copy plan of ``xhlo_exchange``, the group's failure flag, an
+# optional result flag byte to set, the pending arrival Python resumes; then, for an
+# in-place all_reduce, the second exchange's record and the fold kernel to run between
+# the two (its packed entry, argument block and binding plan: ``(table slot, byte offset,
+# descriptor address)`` per argument); then each buffer's itemsize.
 (R_COUNT, R_BARRIER, R_SIZE, R_EVENTS, R_IDS, R_SLOT, R_AGREEMENT, R_TABLE, R_ROW, R_NBUFS,
  R_COPIES, R_NCOPIES, R_FAILURE, R_FLAG_SLOT, R_FLAG_VALUE, R_PENDING_TARGET,
- R_PENDING_STATUS, R_ITEMSIZES) = range(18)
+ R_PENDING_STATUS, R_NEXT, R_KERNEL, R_KERNEL_ARGS, R_KERNEL_PLAN, R_KERNEL_NPLAN,
+ R_ITEMSIZES) = range(23)
 
 
 def monotonic_now_function(name: str) -> str:
@@ -243,6 +250,104 @@ module {{
     %r = llvm.call @pthread_setspecific(%key, %context) : (i32, !llvm.ptr) -> i32
     llvm.return %previous : !llvm.ptr
   }}
+  // One exchange of call site record %rec whose buffers are posted: arrive, exchange,
+  // depart. 0 done, 2 arrived but not complete (the record keeps the pending arrival).
+  llvm.func @xhlo_fast_step(%rec: !llvm.ptr) -> i64 {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %c2 = llvm.mlir.constant(2 : i64) : i64
+    %fields = llvm.load %rec : !llvm.ptr -> !llvm.array<{R_ITEMSIZES} x i64>
+    %count_i = llvm.extractvalue %fields[{R_COUNT}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %barrier_i = llvm.extractvalue %fields[{R_BARRIER}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %size = llvm.extractvalue %fields[{R_SIZE}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %events_i = llvm.extractvalue %fields[{R_EVENTS}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %ids_i = llvm.extractvalue %fields[{R_IDS}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %slot = llvm.extractvalue %fields[{R_SLOT}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %agreement = llvm.extractvalue %fields[{R_AGREEMENT}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %table_i = llvm.extractvalue %fields[{R_TABLE}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %copies_i = llvm.extractvalue %fields[{R_COPIES}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %ncopies = llvm.extractvalue %fields[{R_NCOPIES}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %count = llvm.inttoptr %count_i : i64 to !llvm.ptr
+    %barrier = llvm.inttoptr %barrier_i : i64 to !llvm.ptr
+    %events = llvm.inttoptr %events_i : i64 to !llvm.ptr
+    %ids = llvm.inttoptr %ids_i : i64 to !llvm.ptr
+    %table2 = llvm.inttoptr %table_i : i64 to !llvm.ptr
+    %copies = llvm.inttoptr %copies_i : i64 to !llvm.ptr
+    %my_id = llvm.getelementptr %ids[%slot] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    llvm.store %agreement, %my_id : i64, !llvm.ptr
+    %target = llvm.call @xhlo_arrive(%count, %barrier, %size) : (!llvm.ptr, !llvm.ptr, i64) -> i64
+    %seen = llvm.load %events atomic acquire {{alignment = 8 : i64}} : !llvm.ptr -> i64
+    %status = llvm.call @xhlo_exchange(%count, %target, %events, %seen, %ids, %size, %table2, %copies, %ncopies) : (!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> i64
+    %ready = llvm.icmp "eq" %status, %c1 : i64
+    llvm.cond_br %ready, ^departed, ^pending
+  ^departed:
+    %b = llvm.load %barrier : !llvm.ptr -> i64
+    %b1 = llvm.add %b, %c1 : i64
+    llvm.store %b1, %barrier : i64, !llvm.ptr
+    %flag_slot = llvm.extractvalue %fields[{R_FLAG_SLOT}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %has_flag = llvm.icmp "sge" %flag_slot, %c0 : i64
+    llvm.cond_br %has_flag, ^flag, ^finished
+  ^flag:
+    %row2 = llvm.extractvalue %fields[{R_ROW}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %flag_entry = llvm.add %row2, %flag_slot : i64
+    %flag_at_at = llvm.getelementptr %table2[%flag_entry] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %flag_at = llvm.load %flag_at_at : !llvm.ptr -> !llvm.ptr
+    %flag_value = llvm.extractvalue %fields[{R_FLAG_VALUE}] : !llvm.array<{R_ITEMSIZES} x i64>
+    %flag = llvm.trunc %flag_value : i64 to i8
+    llvm.store %flag, %flag_at : i8, !llvm.ptr
+    llvm.br ^finished
+  ^finished:
+    llvm.return %c0 : i64
+  ^pending:
+    %pt = llvm.getelementptr %rec[{R_PENDING_TARGET}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %ps = llvm.getelementptr %rec[{R_PENDING_STATUS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    llvm.store %target, %pt : i64, !llvm.ptr
+    llvm.store %status, %ps : i64, !llvm.ptr
+    llvm.return %c2 : i64
+  }}
+  // An in-place all_reduce's fold between its two exchanges: bind each kernel argument
+  // to its block (table entry + offset) and call the kernel's packed entry.
+  llvm.func @xhlo_fast_kernel(%rec: !llvm.ptr) {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %c2 = llvm.mlir.constant(2 : i64) : i64
+    %c3 = llvm.mlir.constant(3 : i64) : i64
+    %table_at = llvm.getelementptr %rec[{R_TABLE}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %table = llvm.load %table_at : !llvm.ptr -> !llvm.ptr
+    %plan_at = llvm.getelementptr %rec[{R_KERNEL_PLAN}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %plan = llvm.load %plan_at : !llvm.ptr -> !llvm.ptr
+    %n_at = llvm.getelementptr %rec[{R_KERNEL_NPLAN}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %n = llvm.load %n_at : !llvm.ptr -> i64
+    llvm.br ^loop(%c0 : i64)
+  ^loop(%i: i64):
+    %more = llvm.icmp "slt" %i, %n : i64
+    llvm.cond_br %more, ^bind, ^call
+  ^bind:
+    %base = llvm.mul %i, %c3 : i64
+    %f1 = llvm.add %base, %c1 : i64
+    %f2 = llvm.add %base, %c2 : i64
+    %slot_at = llvm.getelementptr %plan[%base] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %offset_at = llvm.getelementptr %plan[%f1] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %desc_at = llvm.getelementptr %plan[%f2] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %slot = llvm.load %slot_at : !llvm.ptr -> i64
+    %offset = llvm.load %offset_at : !llvm.ptr -> i64
+    %desc = llvm.load %desc_at : !llvm.ptr -> !llvm.ptr
+    %entry_at = llvm.getelementptr %table[%slot] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %buffer = llvm.load %entry_at : !llvm.ptr -> i64
+    %address = llvm.add %buffer, %offset : i64
+    %aligned_at = llvm.getelementptr %desc[1] : (!llvm.ptr) -> !llvm.ptr, i64
+    llvm.store %address, %desc : i64, !llvm.ptr
+    llvm.store %address, %aligned_at : i64, !llvm.ptr
+    %i1 = llvm.add %i, %c1 : i64
+    llvm.br ^loop(%i1 : i64)
+  ^call:
+    %kernel_at = llvm.getelementptr %rec[{R_KERNEL}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %kernel = llvm.load %kernel_at : !llvm.ptr -> !llvm.ptr
+    %args_at = llvm.getelementptr %rec[{R_KERNEL_ARGS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %args = llvm.load %args_at : !llvm.ptr -> !llvm.ptr
+    llvm.call %kernel(%args) : !llvm.ptr, (!llvm.ptr) -> ()
+    llvm.return
+  }}
   // Call site %k with its buffers' descriptors: 0 done, 1 not started (Python runs the
   // op), 2 arrived but not complete (Python resumes from the record's pending fields).
   llvm.func @xhlo_rt_fast(%k: i64, %descriptors: !llvm.ptr) -> i64 {{
@@ -299,52 +404,18 @@ module {{
     %next = llvm.add %j, %c1 : i64
     llvm.br ^post(%next : i64)
   ^arrive:
-    %fields = llvm.load %rec : !llvm.ptr -> !llvm.array<{R_ITEMSIZES} x i64>
-    %count_i = llvm.extractvalue %fields[{R_COUNT}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %barrier_i = llvm.extractvalue %fields[{R_BARRIER}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %size = llvm.extractvalue %fields[{R_SIZE}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %events_i = llvm.extractvalue %fields[{R_EVENTS}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %ids_i = llvm.extractvalue %fields[{R_IDS}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %slot = llvm.extractvalue %fields[{R_SLOT}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %agreement = llvm.extractvalue %fields[{R_AGREEMENT}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %table_i = llvm.extractvalue %fields[{R_TABLE}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %copies_i = llvm.extractvalue %fields[{R_COPIES}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %ncopies = llvm.extractvalue %fields[{R_NCOPIES}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %count = llvm.inttoptr %count_i : i64 to !llvm.ptr
-    %barrier = llvm.inttoptr %barrier_i : i64 to !llvm.ptr
-    %events = llvm.inttoptr %events_i : i64 to !llvm.ptr
-    %ids = llvm.inttoptr %ids_i : i64 to !llvm.ptr
-    %table2 = llvm.inttoptr %table_i : i64 to !llvm.ptr
-    %copies = llvm.inttoptr %copies_i : i64 to !llvm.ptr
-    %my_id = llvm.getelementptr %ids[%slot] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-    llvm.store %agreement, %my_id : i64, !llvm.ptr
-    %target = llvm.call @xhlo_arrive(%count, %barrier, %size) : (!llvm.ptr, !llvm.ptr, i64) -> i64
-    %seen = llvm.load %events atomic acquire {{alignment = 8 : i64}} : !llvm.ptr -> i64
-    %status = llvm.call @xhlo_exchange(%count, %target, %events, %seen, %ids, %size, %table2, %copies, %ncopies) : (!llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, i64) -> i64
-    %ready = llvm.icmp "eq" %status, %c1 : i64
-    llvm.cond_br %ready, ^departed, ^pending
-  ^departed:
-    %b = llvm.load %barrier : !llvm.ptr -> i64
-    %b1 = llvm.add %b, %c1 : i64
-    llvm.store %b1, %barrier : i64, !llvm.ptr
-    %flag_slot = llvm.extractvalue %fields[{R_FLAG_SLOT}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %has_flag = llvm.icmp "sge" %flag_slot, %c0 : i64
-    llvm.cond_br %has_flag, ^flag, ^done(%c0 : i64)
-  ^flag:
-    %row2 = llvm.extractvalue %fields[{R_ROW}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %flag_entry = llvm.add %row2, %flag_slot : i64
-    %flag_at_at = llvm.getelementptr %table2[%flag_entry] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-    %flag_at = llvm.load %flag_at_at : !llvm.ptr -> !llvm.ptr
-    %flag_value = llvm.extractvalue %fields[{R_FLAG_VALUE}] : !llvm.array<{R_ITEMSIZES} x i64>
-    %flag = llvm.trunc %flag_value : i64 to i8
-    llvm.store %flag, %flag_at : i8, !llvm.ptr
-    llvm.br ^done(%c0 : i64)
-  ^pending:
-    %pt = llvm.getelementptr %rec[{R_PENDING_TARGET}] : (!llvm.ptr) -> !llvm.ptr, i64
-    %ps = llvm.getelementptr %rec[{R_PENDING_STATUS}] : (!llvm.ptr) -> !llvm.ptr, i64
-    llvm.store %target, %pt : i64, !llvm.ptr
-    llvm.store %status, %ps : i64, !llvm.ptr
-    llvm.br ^done(%c2 : i64)
+    %first = llvm.call @xhlo_fast_step(%rec) : (!llvm.ptr) -> i64
+    %first_done = llvm.icmp "eq" %first, %c0 : i64
+    llvm.cond_br %first_done, ^then, ^done(%first : i64)
+  ^then:
+    %next_at = llvm.getelementptr %rec[{R_NEXT}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %second_rec = llvm.load %next_at : !llvm.ptr -> !llvm.ptr
+    %single = llvm.icmp "eq" %second_rec, %null : !llvm.ptr
+    llvm.cond_br %single, ^done(%c0 : i64), ^kernel
+  ^kernel:
+    llvm.call @xhlo_fast_kernel(%rec) : (!llvm.ptr) -> ()
+    %second = llvm.call @xhlo_fast_step(%second_rec) : (!llvm.ptr) -> i64
+    llvm.br ^done(%second : i64)
   ^slow:
     llvm.br ^done(%c1 : i64)
   ^done(%r: i64):
