@@ -19,6 +19,7 @@ import numpy as np
 from . import dtypes
 from ._mlir import ExecutionEngine, ir, quant
 from .checks import Check, evaluate
+from .runtime.memory import result_array
 from .runtime.program import free_cached_blocks
 
 
@@ -187,7 +188,7 @@ class Executable:
         if sig is None:
             raise ValueError(f"no public function '{name}'; functions: {sorted(self.signatures)}")
         inputs = self._convert_args(sig, args)
-        outputs = [np.empty(spec.shape, spec.dtype) for spec in sig.outputs]
+        outputs = [result_array(spec.shape, spec.dtype) for spec in sig.outputs]
         self._invoke(name, inputs + outputs)
         for spec, out in zip(sig.outputs, outputs):
             dtypes.canonicalize_sub_byte(out, spec.element_type)

@@ -82,3 +82,40 @@ def test_arguments_are_not_modified():
     a, u = np.zeros(4, np.float32), np.ones(1, np.float32)
     np.testing.assert_array_equal(xhlo.compile(src)(a, u), [0, 0, 1, 0])
     np.testing.assert_array_equal(a, [0, 0, 0, 0])
+
+
+def _data_address(array: np.ndarray) -> int:
+    return array.__array_interface__["data"][0]
+
+
+LARGE = 1 << 21  # f32 elements: 8 MiB, above RECYCLE_MIN_BYTES
+
+
+def test_a_dropped_large_result_lends_its_memory_to_the_next_call():
+    exe = xhlo.compile(binary_module("add", f"{LARGE}x", "f32"))
+    a = np.arange(LARGE, dtype=np.float32)
+    first = exe(a, a)
+    address = _data_address(first)
+    del first
+    second = exe(a, a)
+    assert _data_address(second) == address
+    np.testing.assert_array_equal(second, a + a)
+
+
+def test_a_kept_view_of_a_dropped_result_is_never_reused():
+    exe = xhlo.compile(binary_module("add", f"{LARGE}x", "f32"))
+    a = np.arange(LARGE, dtype=np.float32)
+    view = exe(a, a)[::2]  # the result itself is dropped at once
+    for _ in range(3):
+        other = exe(a, np.ones_like(a))
+        assert not np.shares_memory(view, other)
+    np.testing.assert_array_equal(view, (a + a)[::2])
+
+
+def test_results_alive_together_never_share_memory():
+    exe = xhlo.compile(binary_module("add", f"{LARGE}x", "f32"))
+    a = np.arange(LARGE, dtype=np.float32)
+    results = [exe(a, np.full_like(a, k)) for k in range(4)]
+    for k, result in enumerate(results):
+        np.testing.assert_array_equal(result, a + k)
+    assert len({_data_address(r) for r in results}) == 4
