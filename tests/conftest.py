@@ -40,3 +40,21 @@ def binary_module(op: str, shape: str, elem: str) -> str:
   %0 = stablehlo.{op} %a, %b : {t}
   return %0 : {t}
 }}"""
+
+
+def counted_loop_body(t: str, steps: int, body: str) -> str:
+    """A function body running ``body`` ``steps`` times on ``%x: t``: in it ``%i`` is the
+    step (tensor<i32>) and ``%v`` the carried value; it defines ``%y``, the next value."""
+    return f"""  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<{steps}> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, {t}
+   cond {{
+    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }} do {{
+{body}
+    %j = stablehlo.add %i, %c1 : tensor<i32>
+    stablehlo.return %j, %y : tensor<i32>, {t}
+  }}
+  return %r#1 : {t}"""

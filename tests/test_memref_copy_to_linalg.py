@@ -11,30 +11,19 @@ import numpy as np
 import pytest
 import xhlo
 
+from .conftest import counted_loop_body
+
 N = 8192  # above MIN_VERSIONED_ELEMENTS
 
 
 def carried_slice_loop(start: int, stride: int, steps: int = 3) -> str:
     """``steps`` times: x -> concatenate(x, x + 1)[start : start + stride * N : stride]."""
     t, wide = f"tensor<{N}xf32>", f"tensor<{2 * N}xf32>"
-    return f"""func.func @main(%x0: {t}) -> {t} {{
-  %zero = stablehlo.constant dense<0> : tensor<i32>
-  %one = stablehlo.constant dense<1> : tensor<i32>
-  %k = stablehlo.constant dense<{steps}> : tensor<i32>
-  %r:2 = stablehlo.while(%i = %zero, %x = %x0) : tensor<i32>, {t}
-  cond {{
-    %c = stablehlo.compare LT, %i, %k : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.return %c : tensor<i1>
-  }} do {{
-    %f = stablehlo.constant dense<1.0> : {t}
-    %x1 = stablehlo.add %x, %f : {t}
-    %g = stablehlo.concatenate %x, %x1, dim = 0 : ({t}, {t}) -> {wide}
-    %y = stablehlo.slice %g [{start}:{start + stride * (N - 1) + 1}:{stride}] : ({wide}) -> {t}
-    %n = stablehlo.add %i, %one : tensor<i32>
-    stablehlo.return %n, %y : tensor<i32>, {t}
-  }}
-  return %r#1 : {t}
-}}"""
+    body = f"""    %f = stablehlo.constant dense<1.0> : {t}
+    %x1 = stablehlo.add %v, %f : {t}
+    %g = stablehlo.concatenate %v, %x1, dim = 0 : ({t}, {t}) -> {wide}
+    %y = stablehlo.slice %g [{start}:{start + stride * (N - 1) + 1}:{stride}] : ({wide}) -> {t}"""
+    return f"func.func @main(%x: {t}) -> {t} {{\n{counted_loop_body(t, steps, body)}\n}}"
 
 
 def numpy_loop(x: np.ndarray, start: int, stride: int, steps: int = 3) -> np.ndarray:

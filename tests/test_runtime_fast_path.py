@@ -8,31 +8,25 @@ import pytest
 import xhlo
 from xhlo.runtime import CollectiveAborted, CollectiveMismatch
 
+from .conftest import counted_loop_body
 from tests.test_collectives import groups_attr, module
 
 STEPS = 20
+# loop-body lines defining %which: the replica id at step 5, else 0 (a "stablehlo.case"
+# index that sends every replica but 0 another way at that step)
+AT_STEP_FIVE = """    %id = stablehlo.replica_id : tensor<ui32>
+    %d = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
+    %five = stablehlo.constant dense<5> : tensor<i32>
+    %at = stablehlo.compare EQ, %i, %five : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %at_i = stablehlo.convert %at : (tensor<i1>) -> tensor<i32>
+    %which = stablehlo.multiply %at_i, %d : tensor<i32>
+"""
 
 
-def _loop(body: str, *, replicas: int = 2) -> str:
-    """``main(x: tensor<4xi32>)``: STEPS iterations of ``body`` (``%i`` the step, ``%v`` the
-    carried value; it defines ``%y``, the next value)."""
-    return module(
-        "(%x: tensor<4xi32>) -> tensor<4xi32>",
-        f"""  %c0 = stablehlo.constant dense<0> : tensor<i32>
-  %c1 = stablehlo.constant dense<1> : tensor<i32>
-  %n = stablehlo.constant dense<{STEPS}> : tensor<i32>
-  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<4xi32>
-   cond {{
-    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.return %p : tensor<i1>
-  }} do {{
-{body}
-    %j = stablehlo.add %i, %c1 : tensor<i32>
-    stablehlo.return %j, %y : tensor<i32>, tensor<4xi32>
-  }}
-  return %r#1 : tensor<4xi32>""",
-        replicas=replicas,
-    )
+def _loop(body: str, *, replicas: int = 2, t: str = "tensor<4xi32>") -> str:
+    """``main(x: t)``: STEPS iterations of ``body`` (``%i`` the step, ``%v`` the carried
+    value; it defines ``%y``, the next value)."""
+    return module(f"(%x: {t}) -> {t}", counted_loop_body(t, STEPS, body), replicas=replicas)
 
 
 EVERY_PRIMITIVE = _loop(
@@ -74,13 +68,7 @@ def test_collectives_in_a_loop_match_numpy_and_skip_python_after_the_first_step(
 def test_a_mismatch_while_peers_run_natively_is_reported():
     """At step 5 device 1 runs an all_to_all where device 0 runs its (native) all_gather."""
     src = _loop(
-        f"""    %id = stablehlo.replica_id : tensor<ui32>
-    %d = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
-    %five = stablehlo.constant dense<5> : tensor<i32>
-    %at = stablehlo.compare EQ, %i, %five : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    %at_i = stablehlo.convert %at : (tensor<i1>) -> tensor<i32>
-    %which = stablehlo.multiply %at_i, %d : tensor<i32>
-    %y = "stablehlo.case"(%which) ({{
+        f"""{AT_STEP_FIVE}    %y = "stablehlo.case"(%which) ({{
       %g = "stablehlo.all_gather"(%v) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
           : (tensor<4xi32>) -> tensor<8xi32>
       %s = stablehlo.slice %g [0:4] : (tensor<8xi32>) -> tensor<4xi32>
@@ -103,13 +91,7 @@ def test_a_device_failing_while_its_peer_waits_natively_aborts_the_peer():
     """At step 5 device 1 runs a ragged all-to-all (alone) with out-of-bounds sizes and fails
     while device 0 waits in its native all_gather."""
     src = _loop(
-        f"""    %id = stablehlo.replica_id : tensor<ui32>
-    %d = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
-    %five = stablehlo.constant dense<5> : tensor<i32>
-    %at = stablehlo.compare EQ, %i, %five : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    %at_i = stablehlo.convert %at : (tensor<i1>) -> tensor<i32>
-    %which = stablehlo.multiply %at_i, %d : tensor<i32>
-    %y = "stablehlo.case"(%which) ({{
+        f"""{AT_STEP_FIVE}    %y = "stablehlo.case"(%which) ({{
       %g = "stablehlo.all_gather"(%v) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
           : (tensor<4xi32>) -> tensor<8xi32>
       %s = stablehlo.slice %g [0:4] : (tensor<8xi32>) -> tensor<4xi32>
@@ -144,35 +126,13 @@ def _in_place_all_reduce_loop(replicas: int, failing_body: str | None = None) ->
     if failing_body is None:
         body = f"    %y = {reduce}"
     else:
-        body = f"""    %id = stablehlo.replica_id : tensor<ui32>
-    %d = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
-    %five = stablehlo.constant dense<5> : tensor<i32>
-    %at = stablehlo.compare EQ, %i, %five : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    %at_i = stablehlo.convert %at : (tensor<i1>) -> tensor<i32>
-    %which = stablehlo.multiply %at_i, %d : tensor<i32>
-    %y = "stablehlo.case"(%which) ({{
+        body = f"""{AT_STEP_FIVE}    %y = "stablehlo.case"(%which) ({{
       %s = {reduce}
       stablehlo.return %s : {t}
     }}, {{
 {failing_body}
     }}) : (tensor<i32>) -> {t}"""
-    return module(
-        f"(%x: {t}) -> {t}",
-        f"""  %c0 = stablehlo.constant dense<0> : tensor<i32>
-  %c1 = stablehlo.constant dense<1> : tensor<i32>
-  %n = stablehlo.constant dense<{STEPS}> : tensor<i32>
-  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, {t}
-   cond {{
-    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.return %p : tensor<i1>
-  }} do {{
-{body}
-    %j = stablehlo.add %i, %c1 : tensor<i32>
-    stablehlo.return %j, %y : tensor<i32>, {t}
-  }}
-  return %r#1 : {t}""",
-        replicas=replicas,
-    )
+    return _loop(body, replicas=replicas, t=t)
 
 
 @pytest.mark.parametrize("replicas", [2, 4])
@@ -217,13 +177,7 @@ def test_native_fold_resumed_by_python_reads_the_buffers_the_peers_posted():
     which must fold the buffers posted this step, not those of the step that last went
     through Python."""
     t, big = "tensor<512x512xf32>", "tensor<2097152xf32>"
-    delay = f"""    %id = stablehlo.replica_id : tensor<ui32>
-    %d = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
-    %five = stablehlo.constant dense<5> : tensor<i32>
-    %at = stablehlo.compare EQ, %i, %five : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    %at_i = stablehlo.convert %at : (tensor<i1>) -> tensor<i32>
-    %which = stablehlo.multiply %at_i, %d : tensor<i32>
-    %u = "stablehlo.case"(%which) ({{
+    delay = f"""{AT_STEP_FIVE}    %u = "stablehlo.case"(%which) ({{
       stablehlo.return %v : {t}
     }}, {{
       %corner = stablehlo.slice %v [0:1, 0:1] : ({t}) -> tensor<1x1xf32>
@@ -246,31 +200,15 @@ def test_native_fold_resumed_by_python_reads_the_buffers_the_peers_posted():
       %raised = stablehlo.add %bumped, %zeros : {t}
       stablehlo.return %raised : {t}
     }}) : (tensor<i32>) -> {t}
-    %y = "stablehlo.all_reduce"(%u) ({{
+    %reduced = "stablehlo.all_reduce"(%u) ({{
         ^bb0(%a: tensor<f32>, %b: tensor<f32>):
           %m = stablehlo.maximum %a, %b : tensor<f32>
           stablehlo.return %m : tensor<f32>
       }}) {{replica_groups = {groups_attr([[0, 1, 2, 3]])}}} : ({t}) -> {t}
     %step = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
     %steps = stablehlo.broadcast_in_dim %step, dims = [] : (tensor<f32>) -> {t}
-    %next = stablehlo.add %y, %steps : {t}"""
-    src = module(
-        f"(%x: {t}) -> {t}",
-        f"""  %c0 = stablehlo.constant dense<0> : tensor<i32>
-  %c1 = stablehlo.constant dense<1> : tensor<i32>
-  %n = stablehlo.constant dense<{STEPS}> : tensor<i32>
-  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, {t}
-   cond {{
-    %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
-    stablehlo.return %p : tensor<i1>
-  }} do {{
-{delay}
-    %j = stablehlo.add %i, %c1 : tensor<i32>
-    stablehlo.return %j, %next : tensor<i32>, {t}
-  }}
-  return %r#1 : {t}""",
-        replicas=4,
-    )
+    %y = stablehlo.add %reduced, %steps : {t}"""
+    src = _loop(delay, replicas=4, t=t)
     exe = xhlo.compile(src)
     rng = np.random.default_rng(7)
     xs = [rng.integers(-50, 50, (512, 512)).astype(np.float32) for _ in range(4)]
