@@ -211,6 +211,25 @@ def test_all_reduce_in_a_loop():
 
 # -- all_gather, reduce_scatter, all_to_all ------------------------------------------------------
 
+def test_all_gather_of_blocks_past_the_streaming_size_at_odd_offsets():
+    """Blocks of 64 MiB + 3 bytes: copied with non-temporal stores (spin_wait.STREAM_BYTES),
+    the second one to an address 3 bytes past 64-byte alignment, with head and tail bytes."""
+    from xhlo.runtime.spin_wait import STREAM_BYTES
+
+    n = STREAM_BYTES + 3
+    src = module(
+        f"(%x: tensor<{n}xi8>) -> tensor<{2 * n}xi8>",
+        f"""  %0 = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
+      : (tensor<{n}xi8>) -> tensor<{2 * n}xi8>
+  return %0 : tensor<{2 * n}xi8>""",
+        replicas=2,
+    )
+    xs = [np.random.default_rng(d).integers(-128, 128, n, dtype=np.int8) for d in range(2)]
+    _, out = run(src, [(x,) for x in xs])
+    want = np.concatenate(xs)
+    for d in range(2):
+        np.testing.assert_array_equal(out[d][0], want)
+
 
 @pytest.mark.parametrize("elem", list(DTYPES))
 @pytest.mark.parametrize("dimension", [0, 1])

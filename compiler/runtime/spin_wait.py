@@ -42,6 +42,11 @@ SPINS = 200
 YIELD_NANOSECONDS = 20_000_000
 SLICE_NANOSECONDS = 50_000_000
 NAP_MICROSECONDS = 50
+# Copies of at least this many bytes use non-temporal stores (``xhlo_copy``): a 64 MiB copy
+# takes 5.6 ms instead of glibc memmove's 10.2 (which keeps regular stores for copies far
+# larger than this, its threshold following the 260 MiB L3), but below ~64 MiB a copy
+# whose destination is read right after is faster through the cache (16 MiB: 2.0 vs 3.1 ms).
+STREAM_BYTES = 64 * 1024 * 1024
 _CLOCK_MONOTONIC = 1
 
 # The record of one call site on one device that ``xhlo_rt_fast`` runs without Python
@@ -152,6 +157,50 @@ module {{
   ^done(%r: i64):
     llvm.return %r : i64
   }}
+  // memcpy, but a copy of at least STREAM_BYTES streams its 64-byte-aligned middle to
+  // memory with non-temporal stores (the destination is not read back from the cache
+  // soon enough to matter at that size, and no read-for-ownership is paid).
+  llvm.func @xhlo_copy(%dst: !llvm.ptr, %src: !llvm.ptr, %n: i64) {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %c63 = llvm.mlir.constant(63 : i64) : i64
+    %c64 = llvm.mlir.constant(64 : i64) : i64
+    %stream = llvm.mlir.constant({STREAM_BYTES} : i64) : i64
+    %large = llvm.icmp "sge" %n, %stream : i64
+    llvm.cond_br %large, ^split, ^plain
+  ^plain:
+    "llvm.intr.memcpy"(%dst, %src, %n) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
+    llvm.return
+  ^split:
+    %dst_i = llvm.ptrtoint %dst : !llvm.ptr to i64
+    %misaligned = llvm.and %dst_i, %c63 : i64
+    %to_edge = llvm.sub %c64, %misaligned : i64
+    %head = llvm.and %to_edge, %c63 : i64
+    "llvm.intr.memcpy"(%dst, %src, %head) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
+    %body_dst = llvm.getelementptr %dst[%head] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %body_src = llvm.getelementptr %src[%head] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %rest = llvm.sub %n, %head : i64
+    %lines = llvm.udiv %rest, %c64 : i64
+    llvm.br ^line(%c0 : i64)
+  ^line(%i: i64):
+    %more = llvm.icmp "ult" %i, %lines : i64
+    llvm.cond_br %more, ^store, ^tail
+  ^store:
+    %from = llvm.getelementptr %body_src[%i] : (!llvm.ptr, i64) -> !llvm.ptr, vector<16xi32>
+    %to = llvm.getelementptr %body_dst[%i] : (!llvm.ptr, i64) -> !llvm.ptr, vector<16xi32>
+    %v = llvm.load %from {{alignment = 1 : i64}} : !llvm.ptr -> vector<16xi32>
+    llvm.store %v, %to {{alignment = 64 : i64, nontemporal}} : vector<16xi32>, !llvm.ptr
+    %i1 = llvm.add %i, %c1 : i64
+    llvm.br ^line(%i1 : i64)
+  ^tail:
+    llvm.fence seq_cst  // mfence: the streamed stores are visible before the departure
+    %done = llvm.mul %lines, %c64 : i64
+    %tail_dst = llvm.getelementptr %body_dst[%done] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %tail_src = llvm.getelementptr %body_src[%done] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %left = llvm.sub %rest, %done : i64
+    "llvm.intr.memcpy"(%tail_dst, %tail_src, %left) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
+    llvm.return
+  }}
   // Arrival wait, agreement check, copies, departure: one call per collective and device.
   llvm.func @xhlo_exchange(%count: !llvm.ptr, %target: i64, %events: !llvm.ptr, %seen: i64,
                            %ids: !llvm.ptr, %size: i64, %table: !llvm.ptr,
@@ -200,7 +249,7 @@ module {{
     %dst_base = llvm.load %da : !llvm.ptr -> !llvm.ptr
     %src = llvm.getelementptr %src_base[%src_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
     %dst = llvm.getelementptr %dst_base[%dst_offset] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-    "llvm.intr.memcpy"(%dst, %src, %nbytes) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
+    llvm.call @xhlo_copy(%dst, %src, %nbytes) : (!llvm.ptr, !llvm.ptr, i64) -> ()
     %k1 = llvm.add %j, %c1 : i64
     llvm.br ^copy(%k1 : i64)
   ^depart:
