@@ -367,7 +367,7 @@ def reduce(
 
 # The binary ops a reduction body may be for the passes that reassociate it.
 COMBINERS = ("add", "multiply", "maximum", "minimum", "and", "or", "xor")
-_SCALAR_VIEWS = ("stablehlo.broadcast_in_dim", "stablehlo.reshape")  # of a 0-d value: the same scalar
+_SCALAR_VIEWS = ("stablehlo.broadcast_in_dim", "stablehlo.reshape")  # of a 0-d value or a splat: the same scalar
 
 
 def region_combiner(region: ir.Region) -> str | None:
@@ -400,6 +400,22 @@ def scalar_constant(value: ir.Value):
     if isinstance(elem, ir.FloatType):
         return float(ir.DenseFPElementsAttr(attr)[0])
     return None
+
+
+def splat_element(value: ir.Value) -> ir.Attribute | None:
+    """The attribute every element of ``value`` holds when it is a splat
+    ``stablehlo.constant`` (seen through broadcasts and reshapes), else None."""
+    owner = value.owner
+    while isinstance(owner, (ir.Operation, ir.OpView)) and owner.name in _SCALAR_VIEWS:
+        value = owner.operands[0]
+        owner = value.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name != "stablehlo.constant":
+        return None
+    try:
+        attr = ir.DenseElementsAttr(owner.attributes["value"])
+        return attr.get_splat_value() if attr.is_splat else None
+    except (TypeError, ValueError):  # element types the bindings cannot wrap (complex)
+        return None
 
 
 def identity(combiner: str, elem: ir.Type):

@@ -28,7 +28,9 @@ Primitives (results are in group order, "member j" is the j-th id of the group):
 =====================  ============================================================
 
 So all_reduce = all_gather + a fold (large operands: the ``all_reduce``
-primitive with a fold kernel this pass adds as a public function),
+primitive with a fold kernel this pass adds as a public function, which also
+applies the elementwise ops with constant operands that follow the op, such as
+pmean's scale),
 reduce_scatter = all_to_all of the scatter blocks + a fold, all_to_all =
 block layout + all_to_all + concat.
 ``xhlo-lower-runtime-calls`` later turns the custom calls into calls of
@@ -38,6 +40,7 @@ external functions.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 from xhlo._mlir import ir, stablehlo_api
@@ -204,10 +207,11 @@ def _fold(region: ir.Region, stacked: ir.Value, count: int) -> ir.Value:
     return _fold_parts(region, [_part(stacked, index) for index in range(count)])
 
 
-def _fold_parts(region: ir.Region, parts: list[ir.Value]) -> ir.Value:
-    """The G ``parts`` folded with ``region`` in order: one ``stablehlo.map`` whose body
-    applies the region G-1 times, so the fold is a single pass without intermediate tensors."""
-    if len(parts) == 1:
+def _fold_parts(region: ir.Region, parts: list[ir.Value], epilogue: Sequence[_Step] = ()) -> ir.Value:
+    """The G ``parts`` folded with ``region`` in order, then the ``epilogue`` applied: one
+    ``stablehlo.map`` whose body applies the region G-1 times, so the fold is a single pass
+    without intermediate tensors."""
+    if len(parts) == 1 and not epilogue:
         return parts[0]
     scalar = region.blocks[0].arguments[0].type
     shape = sh.shape_of(parts[0])
@@ -223,13 +227,70 @@ def _fold_parts(region: ir.Region, parts: list[ir.Value]) -> ir.Value:
         acc = values[0]
         for value in values[1:]:
             (acc,) = sh.inline_region(region, [acc, value])
+        for step in epilogue:
+            acc = step.apply(acc)
         return [acc]
 
     sh.build_region(op.regions[0], [scalar] * len(parts), body)
     return op.result
 
 
-def _fold_kernel(op: ir.Operation, blocks: list[ir.Type], count: int, name: str) -> None:
+# -- the elementwise ops after an all_reduce, fused into its fold kernel ----------------
+
+# ``psum(x) * (1 / n)`` (pmean) and the like: the fold kernel applies these to the block it
+# folds, so no separate pass over the whole result reads and writes it again
+_EPILOGUE_OPS = frozenset(
+    f"stablehlo.{name}"
+    for name in (
+        "add", "subtract", "multiply", "divide", "maximum", "minimum", "negate", "abs",
+        "sqrt", "rsqrt", "exponential", "log", "tanh", "logistic", "floor", "ceil", "sign",
+    )
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Step:
+    """One elementwise op of an epilogue: its name, attributes and operands, each either the
+    running value (None) or the attribute of a splat constant."""
+
+    name: str
+    attributes: dict[str, ir.Attribute]
+    operands: tuple[ir.Attribute | None, ...]
+
+    def apply(self, acc: ir.Value) -> ir.Value:
+        scalar = acc.type
+        operands = [
+            acc if splat is None else sh.create(
+                "stablehlo.constant", [], [scalar], {"value": ir.DenseElementsAttr.get_splat(scalar, splat)}
+            ).result
+            for splat in self.operands
+        ]
+        return sh.create(self.name, operands, [scalar], self.attributes).result
+
+
+def _epilogue(op: ir.Operation) -> tuple[list[_Step], list[ir.Operation]]:
+    """The chain of elementwise ops that follows the only result of ``op``: each the only
+    user of the previous value, of the same type, with splat constants as other operands."""
+    steps: list[_Step] = []
+    chain: list[ir.Operation] = []
+    value = op.results[0] if len(op.results) == 1 else None
+    while value is not None:
+        uses = list(value.uses)
+        user = uses[0].owner if len(uses) == 1 else None
+        if user is None or user.operation.name not in _EPILOGUE_OPS or user.results[0].type != value.type:
+            break
+        operands = tuple(None if v == value else sh.splat_element(v) for v in user.operands)
+        if any(splat is None for v, splat in zip(user.operands, operands) if v != value):
+            break
+        steps.append(_Step(user.operation.name, {a.name: a.attr for a in user.attributes}, operands))
+        chain.append(user)
+        value = user.results[0]
+    return steps, chain
+
+
+def _fold_kernel(
+    op: ir.Operation, blocks: list[ir.Type], count: int, name: str, epilogue: Sequence[_Step] = ()
+) -> None:
     """``func.func @name(G blocks of each operand...) -> (one folded block per operand)``,
     public, for the runtime to call on its peers' memory (see ``FOLD_KERNEL_PREFIX``)."""
     module = op.parent
@@ -251,7 +312,8 @@ def _fold_kernel(op: ir.Operation, blocks: list[ir.Type], count: int, name: str)
         with ir.InsertionPoint(entry):
             args = list(entry.arguments)
             folded = [
-                _fold_parts(op.regions[0], args[i * count : (i + 1) * count]) for i in range(len(blocks))
+                _fold_parts(op.regions[0], args[i * count : (i + 1) * count], epilogue)
+                for i in range(len(blocks))
             ]
             sh.create("func.return", folded, [])
 
@@ -368,7 +430,13 @@ class _Lowering:
         count = len(groups[0])
         xs = list(op.operands)
         if count > 1 and self.split_reduction(op, xs, count, self.in_place_reduction_bytes):
-            _replace(op, self.in_place_all_reduce(op, groups, xs))
+            steps, chain = _epilogue(op)
+            reduced = self.in_place_all_reduce(op, groups, xs, steps)
+            if chain:
+                chain[-1].results[0].replace_all_uses_with(reduced[0])
+                for fused in reversed(chain):
+                    fused.erase()
+            _replace(op, reduced)
             return
         if count > 1 and self.split_reduction(op, xs, count, self.split_reduction_bytes):
             _replace(op, self.reduce_scatter_gather(op, groups, xs))
@@ -408,10 +476,12 @@ class _Lowering:
         )
         return [sh.reshape(g, sh.shape_of(x)) for g, x in zip(gathered, xs)]
 
-    def in_place_all_reduce(self, op: ir.Operation, groups, xs: list[ir.Value]) -> list[ir.Value]:
+    def in_place_all_reduce(
+        self, op: ir.Operation, groups, xs: list[ir.Value], epilogue: Sequence[_Step] = ()
+    ) -> list[ir.Value]:
         """Member j folds block j of every member's operand where it lies and everyone copies
         the folded blocks: a ``@xhlo.runtime.all_reduce`` whose ``fold`` kernel (compiled
-        code, typed math) the runtime calls between its barriers.
+        code, typed math, then the ``epilogue``) the runtime calls between its barriers.
 
         Every element is still reduced in group order by exactly one member, so all
         members get the same values as with a gather-and-fold, with 1/G of the fold
@@ -421,7 +491,7 @@ class _Lowering:
         flat = [sh.reshape(x, [_num_elements(x)]) for x in xs]
         blocks = [sh.tensor_type([_num_elements(x) // count], sh.element_type(x)) for x in xs]
         name = self.symbols.fresh(FOLD_KERNEL_PREFIX)
-        _fold_kernel(op, blocks, count, name)
+        _fold_kernel(op, blocks, count, name, epilogue)
         config = runtime_config(op, groups, fold=ir.StringAttr.get(name))
         reduced = runtime_call("all_reduce", flat, [f.type for f in flat], config)
         return [sh.reshape(r, sh.shape_of(x)) for r, x in zip(reduced, xs)]

@@ -151,6 +151,55 @@ def test_large_all_reduce_folds_slices_in_group_order(elem, rows, path):
             np.testing.assert_array_equal(out[d][j], expected)
 
 
+@pytest.mark.parametrize("devices", [2, 4])
+@pytest.mark.parametrize("keep_sum", [False, True])
+def test_ops_after_an_in_place_all_reduce_run_in_its_fold(devices, keep_sum):
+    """pmean-like ops after a 1 MiB all_reduce (``x * 1/n + 1``, in a loop as
+    bench_collectives runs them) are applied by the fold kernel to each folded block, unless
+    the sum itself is used too; the numbers are the same either way."""
+    t = "tensor<512x512xf32>"
+    results = f"{t}, {t}" if keep_sum else t
+    src = module(
+        f"(%x: {t}) -> ({results})",
+        f"""  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c3 = stablehlo.constant dense<3> : tensor<i32>
+  %scale = stablehlo.constant dense<{1 / devices}> : tensor<f32>
+  %one = stablehlo.constant dense<1.0> : {t}
+  %r:3 = stablehlo.while(%i = %c0, %acc = %x, %last = %x) : tensor<i32>, {t}, {t}
+    cond {{
+      %lt = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    }} do {{
+      %s = "stablehlo.all_reduce"(%acc) {region("add", "f32")} {{replica_groups = {groups_attr([])}}}
+          : ({t}) -> {t}
+      %b = stablehlo.broadcast_in_dim %scale, dims = [] : (tensor<f32>) -> {t}
+      %m = stablehlo.multiply %s, %b : {t}
+      %p = stablehlo.add %m, %one : {t}
+      %n = stablehlo.add %i, %c1 : tensor<i32>
+      stablehlo.return %n, %p, %s : tensor<i32>, {t}, {t}
+    }}
+  return {"%r#1, %r#2" if keep_sum else "%r#1"} : {results}""",
+        replicas=devices,
+    )
+    if not keep_sum:  # the loop's %last is dead: only the chain uses the sum
+        src = src.replace("%n, %p, %s", "%n, %p, %last")
+    exe = xhlo.compile(src)
+    program, kernel = exe.ir("xhlo-stablehlo-prepare").split("func.func @xhlo_all_reduce_fold_")
+    assert ("stablehlo.multiply" in program) == keep_sum
+    assert ("stablehlo.multiply" in kernel) != keep_sum
+    xs = [sample((512, 512), np.float32, d) for d in range(devices)]
+    out = exe.run_replicated([(x,) for x in xs])
+    accs = list(xs)
+    for _ in range(3):
+        total = sum(accs[1:], accs[0])
+        accs = [total * np.float32(1 / devices) + np.float32(1)] * devices
+    for d in range(devices):
+        np.testing.assert_array_equal(out[d][0], accs[d])
+        if keep_sum:
+            np.testing.assert_array_equal(out[d][1], total)
+
+
 def test_variadic_all_reduce_spec_example():
     src = module(
         "(%x: tensor<4xi64>, %y: tensor<4xi64>) -> (tensor<4xi64>, tensor<4xi64>)",

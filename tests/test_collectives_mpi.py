@@ -227,6 +227,29 @@ def test_large_all_reduce_on_two_ranks(tmp_path, elem):
         np.testing.assert_array_equal(out[f"out1_dev{d}"].view(dtype), (ys[1] - ys[0]).astype(dtype))
 
 
+def test_ops_after_a_large_all_reduce_on_two_ranks(tmp_path):
+    """pmean and an add after a 1 MiB all_reduce run in its fold kernel, between the
+    all-to-all and the all-gather of the MPI path."""
+    t = "tensor<512x512xf32>"
+    program = module(
+        f"(%x: {t}) -> {t}",
+        f"""  %0 = "stablehlo.all_reduce"(%x) {region("add", "f32")} {{replica_groups = {groups_attr([[0, 1]])}}}
+      : ({t}) -> {t}
+  %h = stablehlo.constant dense<0.5> : {t}
+  %1 = stablehlo.multiply %0, %h : {t}
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %b = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> {t}
+  %2 = stablehlo.add %b, %1 : {t}
+  return %2 : {t}""",
+        replicas=2,
+    )
+    rng = np.random.default_rng(3)
+    xs = [rng.integers(-8, 9, (512, 512)).astype(np.float32) for _ in range(2)]
+    out = xhlo_run(2, program, {f"arg0_dev{d}": xs[d] for d in range(2)}, tmp_path)
+    for d in range(2):
+        np.testing.assert_array_equal(out[f"out0_dev{d}"], 1 + (xs[0] + xs[1]) * np.float32(0.5))
+
+
 SUM_PROGRAM = module(
     "(%x: tensor<4xf32>) -> tensor<4xf32>",
     f"""  %0 = "stablehlo.all_reduce"(%x) {region("add", "f32")} {{replica_groups = {groups_attr([[0, 1]])}}}

@@ -290,3 +290,76 @@ module attributes {mhlo.num_replicas = 2 : i32} {
     return %0 : tensor<4xf32>
   }
 }
+
+// -----
+
+// An in-place all_reduce's fold kernel also applies the elementwise ops that follow it
+// with splat operands (pmean: psum * 1/n), so no pass over the whole result is left.
+// A result with two users, or a non-constant operand, keeps the ops outside.
+
+// INPLACE-LABEL: func.func @all_reduce_mean
+// INPLACE: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_reduce
+// INPLACE-SAME: fold = "[[MEAN:xhlo_all_reduce_fold_[0-9]+]]"
+// INPLACE: %[[R:.*]] = stablehlo.reshape %[[E]]
+// INPLACE-NOT: stablehlo.multiply
+// INPLACE-NOT: stablehlo.exponential
+// INPLACE: return %[[R]]
+// INPLACE-LABEL: func.func @all_reduce_shared
+// INPLACE-SAME: %[[Y:[a-zA-Z0-9_]+]]: tensor<4xf32>)
+// INPLACE: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_reduce
+// INPLACE-SAME: fold = "[[SHARED:xhlo_all_reduce_fold_[0-9]+]]"
+// INPLACE: %[[R:.*]] = stablehlo.reshape %[[E]]
+// INPLACE: stablehlo.multiply %[[R]], %[[Y]]
+// INPLACE: stablehlo.multiply %[[R]], %[[R]]
+// INPLACE-LABEL: func.func @all_reduce_times_argument
+// INPLACE-SAME: %[[Y:[a-zA-Z0-9_]+]]: tensor<4xf32>)
+// INPLACE: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_reduce
+// INPLACE: %[[R:.*]] = stablehlo.reshape %[[E]]
+// INPLACE: stablehlo.multiply %[[R]], %[[Y]]
+// INPLACE: func.func @[[MEAN]](
+// INPLACE: "stablehlo.map"
+// INPLACE: %[[S:.*]] = stablehlo.add
+// INPLACE: %[[H:.*]] = stablehlo.constant dense<5.000000e-01> : tensor<f32>
+// INPLACE: %[[M:.*]] = stablehlo.multiply %[[S]], %[[H]] : tensor<f32>
+// INPLACE: %[[ONE:.*]] = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+// INPLACE: %[[D:.*]] = stablehlo.subtract %[[ONE]], %[[M]] : tensor<f32>
+// INPLACE: %[[X:.*]] = stablehlo.exponential %[[D]] : tensor<f32>
+// INPLACE: stablehlo.return %[[X]]
+// INPLACE: func.func @[[SHARED]](
+// INPLACE: stablehlo.add
+// INPLACE-NEXT: stablehlo.return
+module attributes {mhlo.num_replicas = 2 : i32} {
+  func.func @all_reduce_mean(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %c = stablehlo.constant dense<5.000000e-01> : tensor<f32>
+    %one = stablehlo.constant dense<1.000000e+00> : tensor<4xf32>
+    %0 = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+    %h = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<4xf32>
+    %1 = stablehlo.multiply %0, %h : tensor<4xf32>
+    %2 = stablehlo.subtract %one, %1 : tensor<4xf32>
+    %3 = stablehlo.exponential %2 : tensor<4xf32>
+    return %3 : tensor<4xf32>
+  }
+  func.func @all_reduce_shared(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+    %0 = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = stablehlo.multiply %0, %y : tensor<4xf32>
+    %2 = stablehlo.multiply %0, %0 : tensor<4xf32>
+    return %1, %2 : tensor<4xf32>, tensor<4xf32>
+  }
+  func.func @all_reduce_times_argument(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+    %0 = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<4xf32>) -> tensor<4xf32>
+    %1 = stablehlo.multiply %0, %y : tensor<4xf32>
+    return %1 : tensor<4xf32>
+  }
+}
