@@ -10,7 +10,8 @@ lowers. This pass, run before the linalg lowering, turns call site ``k`` into
     %res = bufferization.to_tensor %out restrict writable
 
 with ``func.func private @xhlo_rt_op<k>(memref...) attributes
-{llvm.emit_c_interface}`` declared in the module. The JIT resolves
+{llvm.emit_c_interface}`` declared in the module, each argument marked
+``bufferization.access = "read"`` (operands) or ``"write"`` (results). The JIT resolves
 ``_mlir_ciface_xhlo_rt_op<k>`` to the Python runtime (``xhlo.runtime``), which
 receives one memref descriptor per buffer. One-shot bufferization keeps the
 ``to_buffer``/``to_tensor`` pairs consistent, and since the callee is an
@@ -36,6 +37,7 @@ from .lower_collectives import RUNTIME_TARGET_PREFIX, element_bytes
 
 RUNTIME_CALLS_ATTR = "xhlo.runtime_calls"
 SYMBOL_PREFIX = "xhlo_rt_op"
+ACCESS_ATTR = "bufferization.access"  # on each argument of the declarations: "read" | "write"
 BUFFER_ALIGNMENT = 64
 
 
@@ -81,8 +83,12 @@ def _to_tensor(buffer: ir.Value, t: ir.RankedTensorType) -> ir.Value:
     return sh.bitcast_convert(value, t.element_type) if _signless(t) != t else value
 
 
-def _declare(module: ir.Operation, name: str, types: list[ir.Type]) -> None:
+def _declare(module: ir.Operation, name: str, inputs: list[ir.Type], outputs: list[ir.Type]) -> None:
+    """``func.func private @name(inputs..., outputs...)``, each argument marked with the
+    upstream ``bufferization.access`` ("read": operands, "write": results) for the
+    passes that reason about buffers after bufferization."""
     body = module.regions[0].blocks[0]
+    access = [ir.DictAttr.get({ACCESS_ATTR: ir.StringAttr.get(kind)}) for kind in ("read", "write")]
     with ir.InsertionPoint.at_block_begin(body), module.location:
         sh.create(
             "func.func",
@@ -90,8 +96,9 @@ def _declare(module: ir.Operation, name: str, types: list[ir.Type]) -> None:
             [],
             {
                 "sym_name": ir.StringAttr.get(name),
-                "function_type": ir.TypeAttr.get(ir.FunctionType.get(types, [])),
+                "function_type": ir.TypeAttr.get(ir.FunctionType.get(inputs + outputs, [])),
                 "sym_visibility": ir.StringAttr.get("private"),
+                "arg_attrs": ir.ArrayAttr.get([access[0]] * len(inputs) + [access[1]] * len(outputs)),
                 "llvm.emit_c_interface": ir.UnitAttr.get(),
             },
             regions=1,
@@ -174,7 +181,7 @@ class LowerRuntimeCalls(ModulePass):
             results = [
                 _to_tensor(b, ir.RankedTensorType(r.type)) for b, r in zip(outputs, op.results)
             ]
-        _declare(module, name, [b.type for b in buffers])
+        _declare(module, name, [b.type for b in inputs], [b.type for b in outputs])
         for old, new in zip(op.results, results):
             old.replace_all_uses_with(new)
         op.erase()

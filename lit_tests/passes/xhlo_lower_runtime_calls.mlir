@@ -8,7 +8,7 @@
 // CHECK-SAME: op = "stablehlo.all_reduce", operand_bytes = array<i64: 16>, operand_itemsize = array<i64: 4>
 // CHECK-SAME: operand_types = "4xf32", primitive = "all_gather", result_bytes = array<i64: 32>, result_itemsize = array<i64: 4>
 // CHECK-SAME: result_types = "2x4xf32"
-// CHECK: func.func private @xhlo_rt_op0(memref<4xf32>, memref<2x4xf32>) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @xhlo_rt_op0(memref<4xf32> {bufferization.access = "read"}, memref<2x4xf32> {bufferization.access = "write"}) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @gather
 // CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<4xf32>
 // CHECK: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<4xf32> to memref<4xf32>
@@ -34,8 +34,8 @@ module attributes {mhlo.num_replicas = 2 : i32} {
 // CHECK-SAME: operand_types = "3xui32"
 // CHECK-SAME: result_bytes = array<i64: 12, 1>
 // CHECK-SAME: result_types = "3xui32;i1"
-// CHECK-DAG: func.func private @xhlo_rt_op0(memref<3xi32>, memref<3xi32>, memref<i1>) attributes {llvm.emit_c_interface}
-// CHECK-DAG: func.func private @xhlo_rt_op1(memref<2xi64>) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @xhlo_rt_op0(memref<3xi32> {bufferization.access = "read"}, memref<3xi32> {bufferization.access = "write"}, memref<i1> {bufferization.access = "write"}) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @xhlo_rt_op1(memref<2xi64> {bufferization.access = "write"}) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @permute
 // CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<3xui32>
 // CHECK: %[[S:.*]] = stablehlo.bitcast_convert %[[X]] : (tensor<3xui32>) -> tensor<3xi32>

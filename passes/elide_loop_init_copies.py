@@ -1,0 +1,160 @@
+"""xhlo-elide-loop-init-copies: a loop that only reads a copied argument reads the argument.
+
+One-shot bufferization treats every tensor ``iter_arg`` of ``scf.for`` as
+written, so a loop that starts from a read-only function argument gets a fresh
+buffer and a full copy of the argument, even when the body only reads that
+value and yields buffers it allocates (a ``fori_loop`` whose step is a
+collective: 64 MiB copied on every call). After deallocations are lowered,
+this pass finds
+
+    %buf = memref.alloc()
+    memref.copy %arg, %buf                     %arg: a function argument that is only read
+    %r = scf.for ... iter_args(%x = %buf)      a static trip count of at least one
+    memref.dealloc %buf
+
+When nothing writes ``%arg`` and the body only reads ``%x``, the pass starts the
+loop from ``%arg`` instead; the alloc, the copy and the dealloc go.
+A yield is not a read, so no iteration passes on ``%x``, ``%arg`` or a view of
+them: with at least one trip, the loop's results never alias ``%arg``. The body
+may free ``%x`` only under an ownership flag that is false on entry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from xhlo._mlir import ir
+
+from .base import ModulePass, walk_ops
+from .lower_runtime_calls import ACCESS_ATTR
+
+# ops that read their memref operands and write none of them
+_READS = frozenset(
+    {"memref.load", "memref.dim", "vector.transfer_read", "vector.load", "vector.maskedload", "vector.gather"}
+)
+# ops whose result is a view of their first operand
+_VIEWS = frozenset(
+    {
+        "memref.subview",
+        "memref.cast",
+        "memref.reinterpret_cast",
+        "memref.collapse_shape",
+        "memref.expand_shape",
+        "memref.transpose",
+    }
+)
+
+
+def _same(a: ir.Operation | ir.OpView, b: ir.Operation | ir.OpView) -> bool:
+    return a.operation == b.operation
+
+
+def _name(op: ir.Operation | ir.OpView) -> str:
+    """The op's name (``OpView.name`` of some ops, such as ``func.func``, is their symbol)."""
+    return op.operation.name
+
+
+def _constant_int(value: ir.Value) -> int | None:
+    owner = value.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or _name(owner) != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    if isinstance(attr, ir.BoolAttr):
+        return int(attr.value)
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def _callee_reads(call: ir.Operation, index: int) -> bool:
+    """True when ``call``'s callee declares argument ``index`` ``bufferization.access = "read"``."""
+    name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+    module = call
+    while _name(module) != "builtin.module":
+        module = module.parent
+    for op in module.regions[0].blocks[0].operations:
+        if _name(op) == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            if "arg_attrs" not in op.attributes:
+                return False
+            attrs = ir.DictAttr(ir.ArrayAttr(op.attributes["arg_attrs"])[index])
+            return ACCESS_ATTR in attrs and ir.StringAttr(attrs[ACCESS_ATTR]).value == "read"
+    return False
+
+
+def _only_read(value: ir.Value, guards: list[ir.Value]) -> bool:
+    """Every use of ``value`` (and of views of it) reads it; it is freed only under one of
+    the ``guards`` (ownership flags that are false when the loop starts)."""
+    for use in value.uses:
+        user, index = use.owner, use.operand_number
+        name = _name(user)
+        if name in _READS or (name == "memref.copy" and index == 0):
+            continue
+        if name in _VIEWS and index == 0 and _only_read(user.results[0], guards):
+            continue
+        if name == "memref.extract_strided_metadata" and _only_read(user.results[0], guards):
+            continue
+        if name == "memref.dealloc" and _name(user.parent) == "scf.if" and user.parent.operands[0] in guards:
+            continue
+        if name.startswith("linalg.") and "operandSegmentSizes" in user.attributes:
+            if index < ir.DenseI32ArrayAttr(user.attributes["operandSegmentSizes"])[0]:
+                continue
+        if name == "func.call" and _callee_reads(user, index):
+            continue
+        return False
+    return True
+
+
+def _starts_at_least_once(loop: ir.Operation) -> bool:
+    lower, upper, step = (_constant_int(v) for v in list(loop.operands)[:3])
+    return None not in (lower, upper, step) and step > 0 and lower < upper
+
+
+def _unowned_flags(loop: ir.Operation) -> list[ir.Value]:
+    """The loop's i1 iter_args that start false (bufferization's ownership flags)."""
+    body = loop.regions[0].blocks[0]
+    inits = list(loop.operands)[3:]
+    return [
+        body.arguments[1 + i]
+        for i, init in enumerate(inits)
+        if init.type == ir.IntegerType.get_signless(1) and _constant_int(init) == 0
+    ]
+
+
+def _elide(copy: ir.Operation) -> bool:
+    """Start the loop that ``copy``'s target feeds from the copy's source, when safe."""
+    source, target = copy.operands[0], copy.operands[1]
+    if not isinstance(source, ir.BlockArgument) or _name(source.owner.owner) != "func.func":
+        return False
+    if source.type != target.type or not isinstance(target.owner, (ir.Operation, ir.OpView)):
+        return False
+    alloc = target.owner
+    if _name(alloc) != "memref.alloc" or len(alloc.operands):
+        return False
+    loops = [u for u in target.uses if _name(u.owner) == "scf.for" and u.operand_number >= 3]
+    others = [u.owner for u in target.uses if _name(u.owner) not in ("scf.for", "memref.copy", "memref.dealloc")]
+    copies = [u for u in target.uses if _name(u.owner) == "memref.copy"]
+    if len(loops) != 1 or others or len(copies) != 1 or copies[0].operand_number != 1:
+        return False
+    loop, position = loops[0].owner, loops[0].operand_number - 3
+    argument = loop.regions[0].blocks[0].arguments[1 + position]
+    if not (
+        _starts_at_least_once(loop)
+        and _only_read(argument, _unowned_flags(loop))
+        and _only_read(source, [])
+    ):
+        return False
+    for use in list(target.uses):
+        if _name(use.owner) in ("memref.copy", "memref.dealloc"):
+            use.owner.erase()
+    target.replace_all_uses_with(source)
+    alloc.erase()
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class ElideLoopInitCopies(ModulePass):
+    """Start scf.for loops that only read a copied function argument from the argument."""
+
+    NAME = "xhlo-elide-loop-init-copies"
+
+    def run(self, module: ir.Operation) -> None:
+        for copy in walk_ops(module, "memref.copy"):
+            _elide(copy)

@@ -1,0 +1,62 @@
+"""xhlo-elide-loop-init-copies: loops that only read their starting argument read it in place.
+
+Checked against numpy: the results, the caller's argument left untouched, and
+repeated calls (a loop that freed the caller's array would crash or corrupt
+the heap). Loops that write their value in place, or may not run, keep the copy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xhlo
+
+from .conftest import counted_loop_body
+
+N = 4096
+T = f"tensor<{N}xf32>"
+
+
+def loop_module(steps: int, body: str) -> str:
+    return f"func.func @main(%x: {T}) -> {T} {{\n{counted_loop_body(T, steps, body)}\n}}"
+
+
+def copies_of_the_argument(exe: xhlo.Executable) -> int:
+    return exe.ir("xhlo-bufferize").count("ins(%arg0 : memref")
+
+
+def sine_steps(x: np.ndarray, steps: int) -> np.ndarray:
+    for _ in range(steps):
+        x = np.sin(x) + x
+    return x
+
+
+READS = f"""    %s = stablehlo.sine %v : {T}
+    %y = stablehlo.add %s, %v : {T}"""
+# the step writes one element of its carried value: bufferization updates it in place
+UPDATES = f"""    %u = stablehlo.constant dense<7.0> : tensor<1xf32>
+    %y = stablehlo.dynamic_update_slice %v, %u, %i : ({T}, tensor<1xf32>, tensor<i32>) -> {T}"""
+
+
+def test_a_loop_that_reads_its_argument_starts_from_it():
+    exe = xhlo.compile(loop_module(5, READS))
+    assert copies_of_the_argument(exe) == 0
+    x = np.linspace(-2, 2, N, dtype=np.float32)
+    kept = x.copy()
+    for _ in range(50):
+        np.testing.assert_allclose(exe(x), sine_steps(kept, 5), rtol=1e-5)
+    np.testing.assert_array_equal(x, kept)
+
+
+@pytest.mark.parametrize("steps,body", [(5, UPDATES), (0, READS)], ids=["writes-in-place", "no-trip"])
+def test_the_copy_stays_when_needed(steps, body):
+    exe = xhlo.compile(loop_module(steps, body))
+    assert copies_of_the_argument(exe) == 1
+    x = np.linspace(-2, 2, N, dtype=np.float32)
+    kept = x.copy()
+    want = kept.copy()
+    if body is UPDATES:
+        want[:steps] = 7.0
+    for _ in range(50):
+        np.testing.assert_array_equal(exe(x), want)
+    np.testing.assert_array_equal(x, kept)
