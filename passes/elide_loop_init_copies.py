@@ -10,6 +10,7 @@ this pass finds
     %buf = memref.alloc()
     memref.copy %arg, %buf                     %arg: a function argument that is only read
     %r = scf.for ... iter_args(%x = %buf)      a static trip count of at least one
+                                               (%buf may reach it through a memref.cast)
     memref.dealloc %buf
 
 When nothing writes ``%arg`` and the body only reads ``%x``, the pass starts the
@@ -118,6 +119,21 @@ def _unowned_flags(loop: ir.Operation) -> list[ir.Value]:
     ]
 
 
+def _loop_entry(buffer: ir.Value):
+    """The one ``scf.for`` init operand that ``buffer`` feeds, directly or through one
+    ``memref.cast`` (to the dynamic layout bufferization gives iter_args); None if it has
+    uses other than that, one copy into it and deallocations."""
+    uses = [u for u in buffer.uses if _name(u.owner) not in ("memref.copy", "memref.dealloc")]
+    copies = [u for u in buffer.uses if _name(u.owner) == "memref.copy"]
+    if len(uses) != 1 or len(copies) != 1 or copies[0].operand_number != 1:
+        return None
+    (use,) = uses
+    if _name(use.owner) == "memref.cast":
+        cast_uses = list(use.owner.results[0].uses)
+        use = cast_uses[0] if len(cast_uses) == 1 else None
+    return use if use is not None and _name(use.owner) == "scf.for" and use.operand_number >= 3 else None
+
+
 def _elide(copy: ir.Operation) -> bool:
     """Start the loop that ``copy``'s target feeds from the copy's source, when safe."""
     source, target = copy.operands[0], copy.operands[1]
@@ -128,12 +144,10 @@ def _elide(copy: ir.Operation) -> bool:
     alloc = target.owner
     if _name(alloc) != "memref.alloc" or len(alloc.operands):
         return False
-    loops = [u for u in target.uses if _name(u.owner) == "scf.for" and u.operand_number >= 3]
-    others = [u.owner for u in target.uses if _name(u.owner) not in ("scf.for", "memref.copy", "memref.dealloc")]
-    copies = [u for u in target.uses if _name(u.owner) == "memref.copy"]
-    if len(loops) != 1 or others or len(copies) != 1 or copies[0].operand_number != 1:
+    entry = _loop_entry(target)
+    if entry is None:
         return False
-    loop, position = loops[0].owner, loops[0].operand_number - 3
+    loop, position = entry.owner, entry.operand_number - 3
     argument = loop.regions[0].blocks[0].arguments[1 + position]
     if not (
         _starts_at_least_once(loop)

@@ -12,6 +12,8 @@ import pytest
 import xhlo
 
 from .conftest import counted_loop_body
+from .test_memref_copy_to_linalg import N as SLICE_N
+from .test_memref_copy_to_linalg import carried_slice_loop, numpy_loop
 
 N = 4096
 T = f"tensor<{N}xf32>"
@@ -45,6 +47,18 @@ def test_a_loop_that_reads_its_argument_starts_from_it():
     kept = x.copy()
     for _ in range(50):
         np.testing.assert_allclose(exe(x), sine_steps(kept, 5), rtol=1e-5)
+    np.testing.assert_array_equal(x, kept)
+
+
+def test_a_loop_carrying_a_slice_starts_from_its_argument():
+    """The carried value has a dynamic layout (a slice of each step's concatenation): the
+    argument enters the loop through a memref.cast."""
+    exe = xhlo.compile(carried_slice_loop(5, 1))
+    assert copies_of_the_argument(exe) == 0
+    x = np.random.default_rng(0).standard_normal(SLICE_N).astype(np.float32)
+    kept = x.copy()
+    for _ in range(50):
+        np.testing.assert_array_equal(exe(x), numpy_loop(kept, 5, 1))
     np.testing.assert_array_equal(x, kept)
 
 

@@ -38,6 +38,40 @@ func.func @reads_only(%arg: memref<8xf32>, %out: memref<8xf32>) {
 
 // -----
 
+// The copy reaches the loop through a memref.cast to the dynamic layout of its iter_arg.
+
+// CHECK-LABEL: func.func @through_a_cast
+// CHECK-SAME: %[[ARG:[a-zA-Z0-9_]+]]: memref<8xf32>
+// CHECK-NOT: memref.copy %[[ARG]]
+// CHECK: %[[CAST:.*]] = memref.cast %[[ARG]] : memref<8xf32> to memref<8xf32, strided<[?], offset: ?>>
+// CHECK: iter_args(%{{.*}} = %[[CAST]], %{{.*}} = %false)
+func.func @through_a_cast(%arg: memref<8xf32>, %out: memref<8xf32>) {
+  %false = arith.constant false
+  %true = arith.constant true
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %buf = memref.alloc() : memref<8xf32>
+  memref.copy %arg, %buf : memref<8xf32> to memref<8xf32>
+  %cast = memref.cast %buf : memref<8xf32> to memref<8xf32, strided<[?], offset: ?>>
+  %r:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%x = %cast, %owned = %false) -> (memref<8xf32, strided<[?], offset: ?>>, i1) {
+    %y = memref.alloc() : memref<16xf32>
+    %head = memref.subview %y[0] [8] [1] : memref<16xf32> to memref<8xf32, strided<[1]>>
+    memref.copy %x, %head : memref<8xf32, strided<[?], offset: ?>> to memref<8xf32, strided<[1]>>
+    %next = memref.cast %head : memref<8xf32, strided<[1]>> to memref<8xf32, strided<[?], offset: ?>>
+    %base, %offset, %size, %stride = memref.extract_strided_metadata %x : memref<8xf32, strided<[?], offset: ?>> -> memref<f32>, index, index, index
+    scf.if %owned {
+      memref.dealloc %base : memref<f32>
+    }
+    scf.yield %next, %true : memref<8xf32, strided<[?], offset: ?>>, i1
+  }
+  memref.copy %r#0, %out : memref<8xf32, strided<[?], offset: ?>> to memref<8xf32>
+  memref.dealloc %buf : memref<8xf32>
+  return
+}
+
+// -----
+
 // The body writes its starting value in place: the copy stays.
 
 // CHECK-LABEL: func.func @writes
