@@ -114,6 +114,8 @@ STAGES: tuple[Stage, ...] = (
             "canonicalize",
             # scf.for iter_args count as written: loops that only read an argument get a copy
             "xhlo-elide-loop-init-copies",
+            # ... and runtime calls got a copy of every operand that has another layout
+            "xhlo-runtime-operands-in-place",
             "xhlo-memref-copy-to-linalg",
             "xhlo-scratch-arena",
         ),

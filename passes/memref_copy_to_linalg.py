@@ -45,11 +45,13 @@ def _worth_versioning(src: ir.MemRefType, dst: ir.MemRefType) -> bool:
             and (_has_dynamic_strides(src) or _has_dynamic_strides(dst)))
 
 
-def _flat_if_contiguous(value: ir.Value) -> tuple[ir.Value, ir.Value | None]:
-    """``value`` viewed as a flat unit-stride buffer, and the i1 that says the view is
-    valid (its strides are row-major; None when that is known statically)."""
+def row_major_view(value: ir.Value, shape: list[int] | None = None) -> tuple[ir.Value, ir.Value | None]:
+    """``value`` viewed as a row-major buffer of ``shape`` (default: flat) at its offset, and
+    the i1 that says the view is valid (its strides are row-major; None when that is known
+    statically)."""
     t = ir.MemRefType(value.type)
-    rank, elements = t.rank, math.prod(t.shape)
+    rank = t.rank
+    shape = [math.prod(t.shape)] if shape is None else shape
     metadata = memref.ExtractStridedMetadataOp(value)
     base, offset = metadata.results[0], metadata.results[1]
     strides = metadata.results[2 + rank : 2 + 2 * rank]
@@ -61,17 +63,16 @@ def _flat_if_contiguous(value: ir.Value) -> tuple[ir.Value, ir.Value | None]:
         index = ir.IndexType.get()
         equal = arith.cmpi(arith.CmpIPredicate.eq, stride, arith.constant(index, want))
         condition = equal if condition is None else arith.andi(condition, equal)
-    flat_type = ir.MemRefType.get(
-        [elements], t.element_type, layout=ir.StridedLayoutAttr.get(_DYNAMIC, [1])
-    )
-    flat = memref.reinterpret_cast(flat_type, base, [offset], [], [], [_DYNAMIC], [elements], [1])
-    return flat, condition
+    view_strides = _row_major_strides(shape)
+    view_type = ir.MemRefType.get(shape, t.element_type, layout=ir.StridedLayoutAttr.get(_DYNAMIC, view_strides))
+    view = memref.reinterpret_cast(view_type, base, [offset], [], [], [_DYNAMIC], shape, view_strides)
+    return view, condition
 
 
 def _versioned_copy(src: ir.Value, dst: ir.Value) -> None:
     """``scf.if`` both sides are contiguous: a flat memref.copy; else: linalg.copy."""
-    flat_src, src_ok = _flat_if_contiguous(src)
-    flat_dst, dst_ok = _flat_if_contiguous(dst)
+    flat_src, src_ok = row_major_view(src)
+    flat_dst, dst_ok = row_major_view(dst)
     conditions = [c for c in (src_ok, dst_ok) if c is not None]
     contiguous = conditions[0] if len(conditions) == 1 else arith.andi(*conditions)
     branch = scf.IfOp(contiguous, has_else=True)

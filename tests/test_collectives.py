@@ -17,6 +17,8 @@ import pytest
 import xhlo
 from xhlo.runtime import CollectiveAborted, CollectiveError, CollectiveMismatch, CollectiveTimeout
 
+from .conftest import counted_loop_body
+
 RNG = np.random.default_rng(7)
 
 DTYPES = {
@@ -278,6 +280,31 @@ def test_all_gather_of_blocks_past_the_streaming_size_at_odd_offsets():
     want = np.concatenate(xs)
     for d in range(2):
         np.testing.assert_array_equal(out[d][0], want)
+
+
+@pytest.mark.parametrize("stride", [1, 2], ids=["contiguous", "strided"])
+def test_a_loop_carried_slice_enters_a_collective_in_place(stride):
+    """Each step all-gathers the slice the previous step kept of its gather (a loop-carried
+    view): passed where it lies when it is contiguous at run time, copied when strided."""
+    n = 4096
+    t, wide = f"tensor<{n}xf32>", f"tensor<{2 * n}xf32>"
+    body = f"""    %g = "stablehlo.all_gather"(%v) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
+        : ({t}) -> {wide}
+    %y = stablehlo.slice %g [{stride - 1}:{stride - 1 + stride * (n - 1) + 1}:{stride}] : ({wide}) -> {t}"""
+    src = module(f"(%x: {t}) -> {t}", counted_loop_body(t, 3, body), replicas=2)
+    exe = xhlo.compile(src)
+    assert "-> (memref<4096xf32, strided<[1], offset: ?>>)" in exe.ir("xhlo-bufferize")
+    xs = [sample(n, np.float32, d) for d in range(2)]
+    kept = [x.copy() for x in xs]
+    values = list(xs)
+    for _ in range(3):
+        gathered = np.concatenate(values)
+        values = [gathered[stride - 1 :: stride][:n]] * 2
+    for _ in range(3):
+        out = exe.run_replicated([(x,) for x in xs])
+        for d in range(2):
+            np.testing.assert_array_equal(out[d][0], values[d])
+            np.testing.assert_array_equal(xs[d], kept[d])
 
 
 @pytest.mark.parametrize("elem", list(DTYPES))

@@ -1,0 +1,173 @@
+"""xhlo-runtime-operands-in-place: runtime calls read row-major operands where they lie.
+
+``xhlo-lower-runtime-calls`` declares ``@xhlo_rt_op<k>`` on identity-layout
+memrefs, so bufferization hands a call a fresh copy of any operand with another
+layout: a loop-carried value (``scf.for`` iter_args get a fully dynamic layout)
+or a slice. A collective in a loop thus copied its whole operand on every step.
+The runtime reads each descriptor's offset, so this pass, run after
+bufferization, declares the calls' operands (``bufferization.access = "read"``)
+row-major with a dynamic offset, casts identity-layout operands to that, and
+turns each such copy
+
+    %a = memref.alloc()                  only copied into, read by the call and freed
+    memref.copy %x, %a
+    func.call @xhlo_rt_op<k>(%a, ...)
+
+into a run-time choice: ``%x`` itself when its strides are row-major, else the copy.
+
+    %v = scf.if <%x is row-major> { reinterpret_cast of %x } else { memref.copy %x, %a; cast %a }
+    func.call @xhlo_rt_op<k>(%v, ...)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from xhlo._mlir import ir, memref, scf
+
+from .base import ModulePass, walk_ops
+from .lower_runtime_calls import ACCESS_ATTR, SYMBOL_PREFIX
+from .memref_copy_to_linalg import row_major_view
+
+_DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
+# ops that may sit between an operand's copy and the call without writing the copied memory
+_HARMLESS = ("memref.alloc", "memref.cast", "memref.extract_strided_metadata", "memref.reinterpret_cast")
+
+
+def _name(op: ir.Operation | ir.OpView) -> str:
+    return op.operation.name
+
+
+def _operand_type(t: ir.MemRefType) -> ir.MemRefType:
+    """``t``'s shape, row-major strides, any offset."""
+    strides, step = [], 1
+    for size in reversed(list(t.shape)):
+        strides.append(step)
+        step *= size
+    return ir.MemRefType.get(list(t.shape), t.element_type, ir.StridedLayoutAttr.get(_DYNAMIC, strides[::-1]))
+
+
+def _read_positions(declaration: ir.Operation) -> list[int]:
+    if "arg_attrs" not in declaration.attributes:
+        return []
+    positions = []
+    for index, attrs in enumerate(ir.ArrayAttr(declaration.attributes["arg_attrs"])):
+        attrs = ir.DictAttr(attrs)
+        if ACCESS_ATTR in attrs and ir.StringAttr(attrs[ACCESS_ATTR]).value == "read":
+            positions.append(index)
+    return positions
+
+
+def _declarations(module: ir.Operation) -> dict[str, ir.Operation]:
+    """The runtime-call declarations by name."""
+    found = {}
+    for op in module.regions[0].blocks[0].operations:
+        if _name(op) == "func.func" and not len(op.regions[0].blocks):
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            if name.startswith(SYMBOL_PREFIX):
+                found[name] = op.operation
+    return found
+
+
+def _copy_feeding(buffer: ir.Value, call: ir.Operation) -> ir.Operation | None:
+    """The ``memref.copy`` that fills ``buffer``, a fresh alloc whose other uses are
+    ``call`` and deallocations, when nothing between the copy and the call can write."""
+    owner = buffer.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or _name(owner) != "memref.alloc":
+        return None
+    copies = [u for u in buffer.uses if _name(u.owner) == "memref.copy"]
+    others = [
+        u for u in buffer.uses
+        if _name(u.owner) not in ("memref.copy", "memref.dealloc") and u.owner.operation != call
+    ]
+    if len(copies) != 1 or copies[0].operand_number != 1 or others:
+        return None
+    copy = copies[0].owner.operation
+    return copy if _nothing_writes_between(copy, call) else None
+
+
+def _nothing_writes_between(first: ir.Operation, last: ir.Operation) -> bool:
+    """Every op strictly between ``first`` and ``last`` (one block) only creates buffers or
+    views, or copies into a fresh alloc."""
+    block_ops = _block_ops(first)
+    start = next(i for i, op in enumerate(block_ops) if op == first)
+    for op in block_ops[start + 1 :]:
+        if op == last:
+            return True
+        if _name(op) in _HARMLESS or _name(op).startswith("arith."):
+            continue
+        target = op.operands[1] if _name(op) == "memref.copy" else None
+        if target is not None and isinstance(target.owner, (ir.Operation, ir.OpView)) and _name(target.owner) == "memref.alloc":
+            continue
+        return False
+    return False
+
+
+def _block_ops(op: ir.Operation) -> list[ir.Operation]:
+    """The ops of the block holding ``op``."""
+    parent = op.parent
+    for region in parent.regions:
+        for block in region.blocks:
+            ops = [o.operation for o in block.operations]
+            if op in ops:
+                return ops
+    return []
+
+
+def _erase_if_only_freed(buffer: ir.Value) -> None:
+    """Drop an alloc that no one uses any more but its deallocations."""
+    owner = buffer.owner
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or _name(owner) != "memref.alloc":
+        return
+    uses = [u.owner for u in buffer.uses]
+    if all(_name(user) == "memref.dealloc" for user in uses):
+        for user in uses:
+            user.erase()
+        buffer.owner.erase()
+
+
+def _in_place(operand: ir.Value, call: ir.Operation) -> ir.Value:
+    """The value to pass for ``operand``, of ``_operand_type``."""
+    target_type = _operand_type(ir.MemRefType(operand.type))
+    copy = _copy_feeding(operand, call)
+    if copy is None:
+        return memref.cast(target_type, operand)
+    source = copy.operands[0]
+    with ir.InsertionPoint(copy):
+        view, row_major = row_major_view(source, list(target_type.shape))
+        if row_major is None:  # row-major by its type: no copy, no buffer
+            copy.erase()
+            return view
+        choice = scf.IfOp(row_major, [target_type], has_else=True)
+        with ir.InsertionPoint(choice.then_block):
+            scf.yield_([view])
+        with ir.InsertionPoint(choice.else_block):
+            copied = memref.cast(target_type, operand)
+            scf.yield_([copied])
+    copy.move_before(copied.owner)
+    return choice.results[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class RuntimeOperandsInPlace(ModulePass):
+    """Pass row-major operands to runtime calls where they lie instead of copies."""
+
+    NAME = "xhlo-runtime-operands-in-place"
+
+    def run(self, module: ir.Operation) -> None:
+        declarations = _declarations(module)
+        for call in walk_ops(module, "func.call"):
+            name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            if name not in declarations:
+                continue
+            for position in _read_positions(declarations[name]):
+                operand = call.operands[position]
+                with ir.InsertionPoint(call), call.location:
+                    call.operands[position] = _in_place(operand, call)
+                _erase_if_only_freed(operand)
+        for declaration in declarations.values():
+            function = ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value)
+            inputs = list(function.inputs)
+            for position in _read_positions(declaration):
+                inputs[position] = _operand_type(ir.MemRefType(inputs[position]))
+            declaration.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, list(function.results)))
