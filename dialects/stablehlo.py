@@ -384,15 +384,25 @@ def region_combiner(region: ir.Region) -> str | None:
     return name if list(ops[1].operands) == [op.results[0]] else None
 
 
-def scalar_constant(value: ir.Value):
-    """The scalar of a 0-d ``stablehlo.constant`` (seen through 0-d reshapes and
-    broadcasts; integers as unsigned bits), None otherwise."""
+def _constant_behind_views(value: ir.Value) -> tuple[ir.Value, ir.Operation] | None:
+    """The ``stablehlo.constant`` that ``value`` reshapes or broadcasts (or is), with its
+    result, else None."""
     owner = value.owner
     while isinstance(owner, (ir.Operation, ir.OpView)) and owner.name in _SCALAR_VIEWS:
         value = owner.operands[0]
         owner = value.owner
     if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name != "stablehlo.constant":
         return None
+    return value, owner
+
+
+def scalar_constant(value: ir.Value):
+    """The scalar of a 0-d ``stablehlo.constant`` (seen through 0-d reshapes and
+    broadcasts; integers as unsigned bits), None otherwise."""
+    found = _constant_behind_views(value)
+    if found is None:
+        return None
+    value, owner = found
     attr = owner.attributes["value"]
     elem = element_type(value)
     if isinstance(elem, ir.IntegerType):
@@ -405,12 +415,10 @@ def scalar_constant(value: ir.Value):
 def splat_element(value: ir.Value) -> ir.Attribute | None:
     """The attribute every element of ``value`` holds when it is a splat
     ``stablehlo.constant`` (seen through broadcasts and reshapes), else None."""
-    owner = value.owner
-    while isinstance(owner, (ir.Operation, ir.OpView)) and owner.name in _SCALAR_VIEWS:
-        value = owner.operands[0]
-        owner = value.owner
-    if not isinstance(owner, (ir.Operation, ir.OpView)) or owner.name != "stablehlo.constant":
+    found = _constant_behind_views(value)
+    if found is None:
         return None
+    _, owner = found
     try:
         attr = ir.DenseElementsAttr(owner.attributes["value"])
         return attr.get_splat_value() if attr.is_splat else None

@@ -118,6 +118,11 @@ def _format_option(value) -> str:
     return str(value)
 
 
+def op_name(op: ir.Operation | ir.OpView) -> str:
+    """The op's name (``OpView.name`` of some ops, such as ``func.func``, is their symbol)."""
+    return op.operation.name
+
+
 def walk_ops(root: ir.Operation, name: str | tuple[str, ...] | None) -> list[ir.Operation]:
     """All ops named ``name`` (None: every op) below and including ``root``, in
     pre-order (collected first, safe to mutate)."""

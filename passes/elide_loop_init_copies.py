@@ -26,7 +26,7 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass, op_name, walk_ops
 from .lower_runtime_calls import ACCESS_ATTR
 
 # ops that read their memref operands and write none of them
@@ -46,18 +46,9 @@ _VIEWS = frozenset(
 )
 
 
-def _same(a: ir.Operation | ir.OpView, b: ir.Operation | ir.OpView) -> bool:
-    return a.operation == b.operation
-
-
-def _name(op: ir.Operation | ir.OpView) -> str:
-    """The op's name (``OpView.name`` of some ops, such as ``func.func``, is their symbol)."""
-    return op.operation.name
-
-
 def _constant_int(value: ir.Value) -> int | None:
     owner = value.owner
-    if not isinstance(owner, (ir.Operation, ir.OpView)) or _name(owner) != "arith.constant":
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or op_name(owner) != "arith.constant":
         return None
     attr = owner.attributes["value"]
     if isinstance(attr, ir.BoolAttr):
@@ -69,10 +60,10 @@ def _callee_reads(call: ir.Operation, index: int) -> bool:
     """True when ``call``'s callee declares argument ``index`` ``bufferization.access = "read"``."""
     name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
     module = call
-    while _name(module) != "builtin.module":
+    while op_name(module) != "builtin.module":
         module = module.parent
     for op in module.regions[0].blocks[0].operations:
-        if _name(op) == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+        if op_name(op) == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
             if "arg_attrs" not in op.attributes:
                 return False
             attrs = ir.DictAttr(ir.ArrayAttr(op.attributes["arg_attrs"])[index])
@@ -85,18 +76,21 @@ def _only_read(value: ir.Value, guards: list[ir.Value]) -> bool:
     the ``guards`` (ownership flags that are false when the loop starts)."""
     for use in value.uses:
         user, index = use.owner, use.operand_number
-        name = _name(user)
+        name = op_name(user)
         if name in _READS or (name == "memref.copy" and index == 0):
             continue
         if name in _VIEWS and index == 0 and _only_read(user.results[0], guards):
             continue
         if name == "memref.extract_strided_metadata" and _only_read(user.results[0], guards):
             continue
-        if name == "memref.dealloc" and _name(user.parent) == "scf.if" and user.parent.operands[0] in guards:
+        if name == "memref.dealloc" and op_name(user.parent) == "scf.if" and user.parent.operands[0] in guards:
             continue
-        if name.startswith("linalg.") and "operandSegmentSizes" in user.attributes:
-            if index < ir.DenseI32ArrayAttr(user.attributes["operandSegmentSizes"])[0]:
-                continue
+        if (
+            name.startswith("linalg.")
+            and "operandSegmentSizes" in user.attributes
+            and index < ir.DenseI32ArrayAttr(user.attributes["operandSegmentSizes"])[0]
+        ):
+            continue
         if name == "func.call" and _callee_reads(user, index):
             continue
         return False
@@ -123,26 +117,26 @@ def _loop_entry(buffer: ir.Value):
     """The one ``scf.for`` init operand that ``buffer`` feeds, directly or through one
     ``memref.cast`` (to the dynamic layout bufferization gives iter_args); None if it has
     uses other than that, one copy into it and deallocations."""
-    uses = [u for u in buffer.uses if _name(u.owner) not in ("memref.copy", "memref.dealloc")]
-    copies = [u for u in buffer.uses if _name(u.owner) == "memref.copy"]
+    uses = [u for u in buffer.uses if op_name(u.owner) not in ("memref.copy", "memref.dealloc")]
+    copies = [u for u in buffer.uses if op_name(u.owner) == "memref.copy"]
     if len(uses) != 1 or len(copies) != 1 or copies[0].operand_number != 1:
         return None
     (use,) = uses
-    if _name(use.owner) == "memref.cast":
+    if op_name(use.owner) == "memref.cast":
         cast_uses = list(use.owner.results[0].uses)
         use = cast_uses[0] if len(cast_uses) == 1 else None
-    return use if use is not None and _name(use.owner) == "scf.for" and use.operand_number >= 3 else None
+    return use if use is not None and op_name(use.owner) == "scf.for" and use.operand_number >= 3 else None
 
 
 def _elide(copy: ir.Operation) -> bool:
     """Start the loop that ``copy``'s target feeds from the copy's source, when safe."""
     source, target = copy.operands[0], copy.operands[1]
-    if not isinstance(source, ir.BlockArgument) or _name(source.owner.owner) != "func.func":
+    if not isinstance(source, ir.BlockArgument) or op_name(source.owner.owner) != "func.func":
         return False
     if source.type != target.type or not isinstance(target.owner, (ir.Operation, ir.OpView)):
         return False
     alloc = target.owner
-    if _name(alloc) != "memref.alloc" or len(alloc.operands):
+    if op_name(alloc) != "memref.alloc" or len(alloc.operands):
         return False
     entry = _loop_entry(target)
     if entry is None:
@@ -156,7 +150,7 @@ def _elide(copy: ir.Operation) -> bool:
     ):
         return False
     for use in list(target.uses):
-        if _name(use.owner) in ("memref.copy", "memref.dealloc"):
+        if op_name(use.owner) in ("memref.copy", "memref.dealloc"):
             use.owner.erase()
     target.replace_all_uses_with(source)
     alloc.erase()

@@ -27,7 +27,7 @@ _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 MIN_VERSIONED_ELEMENTS = 4096
 
 
-def _row_major_strides(shape: list[int]) -> list[int]:
+def row_major_strides(shape: list[int]) -> list[int]:
     strides, step = [], 1
     for size in reversed(shape):
         strides.append(step)
@@ -57,13 +57,13 @@ def row_major_view(value: ir.Value, shape: list[int] | None = None) -> tuple[ir.
     strides = metadata.results[2 + rank : 2 + 2 * rank]
     static_strides, _ = t.get_strides_and_offset()
     condition = None
-    for size, stride, static, want in zip(t.shape, strides, static_strides, _row_major_strides(list(t.shape))):
+    for size, stride, static, want in zip(t.shape, strides, static_strides, row_major_strides(list(t.shape))):
         if size == 1 or static == want:
             continue
         index = ir.IndexType.get()
         equal = arith.cmpi(arith.CmpIPredicate.eq, stride, arith.constant(index, want))
         condition = equal if condition is None else arith.andi(condition, equal)
-    view_strides = _row_major_strides(shape)
+    view_strides = row_major_strides(shape)
     view_type = ir.MemRefType.get(shape, t.element_type, layout=ir.StridedLayoutAttr.get(_DYNAMIC, view_strides))
     view = memref.reinterpret_cast(view_type, base, [offset], [], [], [_DYNAMIC], shape, view_strides)
     return view, condition

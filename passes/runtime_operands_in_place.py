@@ -25,26 +25,19 @@ import dataclasses
 
 from xhlo._mlir import ir, memref, scf
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass, op_name, walk_ops
 from .lower_runtime_calls import ACCESS_ATTR, SYMBOL_PREFIX
-from .memref_copy_to_linalg import row_major_view
+from .memref_copy_to_linalg import row_major_strides, row_major_view
 
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 # ops that may sit between an operand's copy and the call without writing the copied memory
 _HARMLESS = ("memref.alloc", "memref.cast", "memref.extract_strided_metadata", "memref.reinterpret_cast")
 
 
-def _name(op: ir.Operation | ir.OpView) -> str:
-    return op.operation.name
-
-
 def _operand_type(t: ir.MemRefType) -> ir.MemRefType:
     """``t``'s shape, row-major strides, any offset."""
-    strides, step = [], 1
-    for size in reversed(list(t.shape)):
-        strides.append(step)
-        step *= size
-    return ir.MemRefType.get(list(t.shape), t.element_type, ir.StridedLayoutAttr.get(_DYNAMIC, strides[::-1]))
+    layout = ir.StridedLayoutAttr.get(_DYNAMIC, row_major_strides(list(t.shape)))
+    return ir.MemRefType.get(list(t.shape), t.element_type, layout)
 
 
 def _read_positions(declaration: ir.Operation) -> list[int]:
@@ -62,7 +55,7 @@ def _declarations(module: ir.Operation) -> dict[str, ir.Operation]:
     """The runtime-call declarations by name."""
     found = {}
     for op in module.regions[0].blocks[0].operations:
-        if _name(op) == "func.func" and not len(op.regions[0].blocks):
+        if op_name(op) == "func.func" and not len(op.regions[0].blocks):
             name = ir.StringAttr(op.attributes["sym_name"]).value
             if name.startswith(SYMBOL_PREFIX):
                 found[name] = op.operation
@@ -70,17 +63,16 @@ def _declarations(module: ir.Operation) -> dict[str, ir.Operation]:
 
 
 def _copy_feeding(buffer: ir.Value, call: ir.Operation) -> ir.Operation | None:
-    """The ``memref.copy`` that fills ``buffer``, a fresh alloc whose other uses are
-    ``call`` and deallocations, when nothing between the copy and the call can write."""
+    """The ``memref.copy`` that fills ``buffer``, a fresh alloc whose other uses are one
+    operand of ``call`` and deallocations, when nothing between the copy and the call can
+    write."""
     owner = buffer.owner
-    if not isinstance(owner, (ir.Operation, ir.OpView)) or _name(owner) != "memref.alloc":
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or op_name(owner) != "memref.alloc":
         return None
-    copies = [u for u in buffer.uses if _name(u.owner) == "memref.copy"]
-    others = [
-        u for u in buffer.uses
-        if _name(u.owner) not in ("memref.copy", "memref.dealloc") and u.owner.operation != call
-    ]
-    if len(copies) != 1 or copies[0].operand_number != 1 or others:
+    uses = [u for u in buffer.uses if op_name(u.owner) != "memref.dealloc"]
+    copies = [u for u in uses if op_name(u.owner) == "memref.copy" and u.operand_number == 1]
+    calls = [u for u in uses if u.owner.operation == call]
+    if len(uses) != 2 or len(copies) != 1 or len(calls) != 1:
         return None
     copy = copies[0].owner.operation
     return copy if _nothing_writes_between(copy, call) else None
@@ -94,10 +86,10 @@ def _nothing_writes_between(first: ir.Operation, last: ir.Operation) -> bool:
     for op in block_ops[start + 1 :]:
         if op == last:
             return True
-        if _name(op) in _HARMLESS or _name(op).startswith("arith."):
+        if op_name(op) in _HARMLESS or op_name(op).startswith("arith."):
             continue
-        target = op.operands[1] if _name(op) == "memref.copy" else None
-        if target is not None and isinstance(target.owner, (ir.Operation, ir.OpView)) and _name(target.owner) == "memref.alloc":
+        target = op.operands[1] if op_name(op) == "memref.copy" else None
+        if target is not None and isinstance(target.owner, (ir.Operation, ir.OpView)) and op_name(target.owner) == "memref.alloc":
             continue
         return False
     return False
@@ -117,10 +109,10 @@ def _block_ops(op: ir.Operation) -> list[ir.Operation]:
 def _erase_if_only_freed(buffer: ir.Value) -> None:
     """Drop an alloc that no one uses any more but its deallocations."""
     owner = buffer.owner
-    if not isinstance(owner, (ir.Operation, ir.OpView)) or _name(owner) != "memref.alloc":
+    if not isinstance(owner, (ir.Operation, ir.OpView)) or op_name(owner) != "memref.alloc":
         return
     uses = [u.owner for u in buffer.uses]
-    if all(_name(user) == "memref.dealloc" for user in uses):
+    if all(op_name(user) == "memref.dealloc" for user in uses):
         for user in uses:
             user.erase()
         buffer.owner.erase()

@@ -28,6 +28,7 @@ from xhlo._mlir import arith, ir
 from xhlo.executable import SCRATCH_ATTR
 
 from .base import ModulePass
+from .memref_copy_to_linalg import row_major_strides
 
 ALIGNMENT = 64
 
@@ -39,17 +40,9 @@ def _static_bytes(t: ir.Type) -> int | None:
     if not mt.has_static_shape or not isinstance(elem, (ir.FloatType, ir.IntegerType)) or elem.width % 8:
         return None  # complex, index, i1 and sub-byte types: left to malloc
     strides, offset = mt.get_strides_and_offset()
-    if offset != 0 or list(strides) != _row_major_strides(list(mt.shape)):
+    if offset != 0 or list(strides) != row_major_strides(list(mt.shape)):
         return None
     return math.prod(mt.shape) * elem.width // 8
-
-
-def _row_major_strides(shape: list[int]) -> list[int]:
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= size
-    return list(reversed(strides))
 
 
 def _op(owner) -> ir.Operation:

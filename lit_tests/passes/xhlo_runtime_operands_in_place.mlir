@@ -74,3 +74,23 @@ func.func @written_in_between(%x: memref<8xf32, strided<[?], offset: ?>>) -> mem
   memref.dealloc %a : memref<8xf32>
   return %out : memref<16xf32>
 }
+
+// -----
+
+// One copy passed twice: the call reads it in both places, so it stays a copy.
+
+// CHECK-LABEL: func.func @passed_twice
+// CHECK: memref.copy %arg0, %[[A:.*]] :
+// CHECK-NOT: scf.if
+// CHECK: %[[C0:.*]] = memref.cast %[[A]]
+// CHECK: %[[C1:.*]] = memref.cast %[[A]]
+// CHECK: call @xhlo_rt_op0(%[[C0]], %[[C1]], %{{.*}})
+func.func private @xhlo_rt_op0(memref<8xf32> {bufferization.access = "read"}, memref<8xf32> {bufferization.access = "read"}, memref<16xf32> {bufferization.access = "write"})
+func.func @passed_twice(%x: memref<8xf32, strided<[?], offset: ?>>) -> memref<16xf32> {
+  %a = memref.alloc() : memref<8xf32>
+  memref.copy %x, %a : memref<8xf32, strided<[?], offset: ?>> to memref<8xf32>
+  %out = memref.alloc() : memref<16xf32>
+  func.call @xhlo_rt_op0(%a, %a, %out) : (memref<8xf32>, memref<8xf32>, memref<16xf32>) -> ()
+  memref.dealloc %a : memref<8xf32>
+  return %out : memref<16xf32>
+}
