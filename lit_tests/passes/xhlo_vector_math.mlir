@@ -26,19 +26,22 @@ func.func @exp(%x: vector<16xf32>) -> vector<16xf32> {
 
 // -----
 
-// tanh: an odd polynomial below |x| = 1, 1 - 2 / (exp(2|x|) + 1) above, the sign of x.
+// tanh: e / (e + 2) with e = expm1(2|x|), |x| clamped where tanh is +-1, the sign of x.
 // CHECK-LABEL: func.func @tanh
 // CHECK-SAME: (%[[X:.*]]: vector<8xf32>)
 // CHECK: %[[ABS:.*]] = math.absf %[[X]] : vector<8xf32>
-// CHECK: %[[SMALL:.*]] = math.fma %{{.*}}, %{{.*}}, %[[X]] : vector<8xf32>
-// CHECK: %[[TWICE:.*]] = arith.addf %[[ABS]], %[[ABS]] : vector<8xf32>
+// CHECK: %[[M:.*]] = arith.minimumf %[[ABS]], %{{.*}} : vector<8xf32>
+// CHECK: %[[TWICE:.*]] = arith.addf %[[M]], %[[M]] : vector<8xf32>
 // CHECK: math.roundeven
-// CHECK: %[[Q:.*]] = arith.divf
-// CHECK: %[[LARGE:.*]] = arith.subf %{{.*}}, %[[Q]] : vector<8xf32>
-// CHECK: %[[BELOW:.*]] = arith.cmpf olt, %[[ABS]], %{{.*}} : vector<8xf32>
-// CHECK: %[[PICK:.*]] = arith.select %[[BELOW]], %[[SMALL]], %[[LARGE]]
+// CHECK-COUNT-7: math.fma
+// CHECK: %[[E:.*]] = math.fma
+// CHECK: %[[D:.*]] = arith.addf %[[E]], %{{.*}} : vector<8xf32>
+// CHECK: %[[Q:.*]] = arith.divf %[[E]], %[[D]] : vector<8xf32>
+// CHECK: %[[SAT:.*]] = arith.cmpf oge, %[[M]], %{{.*}} : vector<8xf32>
+// CHECK: %[[PICK:.*]] = arith.select %[[SAT]], %{{.*}}, %[[Q]]
 // CHECK: math.copysign %[[PICK]], %[[X]] : vector<8xf32>
 // CHECK-NOT: math.tanh
+// CHECK-NOT: math.exp
 func.func @tanh(%x: vector<8xf32>) -> vector<8xf32> {
   %0 = math.tanh %x : vector<8xf32>
   return %0 : vector<8xf32>
