@@ -199,12 +199,12 @@ def _part(stacked: ir.Value, index: int) -> ir.Value:
     return sh.reshape(sh.slice(stacked, start, limit), shape[1:])
 
 
-def _fold(region: ir.Region, stacked: ir.Value, count: int) -> ir.Value:
+def _fold(region: ir.Region, stacked: ir.Value, count: int, epilogue: Sequence[_Step] = ()) -> ir.Value:
     """region(...region(region(x0, x1), x2)..., x{G-1}) elementwise: one order, every device."""
     elem = ir.RankedTensorType(region.blocks[0].arguments[0].type).element_type
     if sh.element_type(stacked) != elem:
         stacked = sh.convert(stacked, elem)
-    return _fold_parts(region, [_part(stacked, index) for index in range(count)])
+    return _fold_parts(region, [_part(stacked, index) for index in range(count)], epilogue)
 
 
 def _fold_parts(region: ir.Region, parts: list[ir.Value], epilogue: Sequence[_Step] = ()) -> ir.Value:
@@ -429,17 +429,17 @@ class _Lowering:
         groups = self.reduction_groups(op)
         count = len(groups[0])
         xs = list(op.operands)
-        if count > 1 and self.split_reduction(op, xs, count, self.in_place_reduction_bytes):
+        in_place = count > 1 and self.split_reduction(op, xs, count, self.in_place_reduction_bytes)
+        if in_place or (count > 1 and self.split_reduction(op, xs, count, self.split_reduction_bytes)):
+            # each member folds one block: the ops after the op apply there, to 1/G of it
             steps, chain = _epilogue(op)
-            reduced = self.in_place_all_reduce(op, groups, xs, steps)
+            lowering = self.in_place_all_reduce if in_place else self.reduce_scatter_gather
+            reduced = lowering(op, groups, xs, steps)
             if chain:
                 chain[-1].results[0].replace_all_uses_with(reduced[0])
                 for fused in reversed(chain):
                     fused.erase()
             _replace(op, reduced)
-            return
-        if count > 1 and self.split_reduction(op, xs, count, self.split_reduction_bytes):
-            _replace(op, self.reduce_scatter_gather(op, groups, xs))
             return
         stacked = runtime_call(
             "all_gather", xs, [_stacked_type(x, count) for x in xs], runtime_config(op, groups)
@@ -460,8 +460,11 @@ class _Lowering:
             for x in xs
         )
 
-    def reduce_scatter_gather(self, op: ir.Operation, groups, xs: list[ir.Value]) -> list[ir.Value]:
-        """Member j folds slice j of everyone's operand, in group order; then all gather the slices.
+    def reduce_scatter_gather(
+        self, op: ir.Operation, groups, xs: list[ir.Value], epilogue: Sequence[_Step] = ()
+    ) -> list[ir.Value]:
+        """Member j folds slice j of everyone's operand, in group order (then applies the
+        ``epilogue``); then all gather the slices.
 
         Every element is still reduced in group order by exactly one member, so all
         members get the same values as with a gather-and-fold, with 1/G of the fold
@@ -470,7 +473,7 @@ class _Lowering:
         count = len(groups[0])
         blocks = [sh.reshape(x, [count, _num_elements(x) // count]) for x in xs]
         received = runtime_call("all_to_all", blocks, [b.type for b in blocks], runtime_config(op, groups))
-        slices = [_fold(op.regions[0], r, count) for r in received]
+        slices = [_fold(op.regions[0], r, count, epilogue) for r in received]
         gathered = runtime_call(
             "all_gather", slices, [_stacked_type(s, count) for s in slices], runtime_config(op, groups)
         )

@@ -7,6 +7,7 @@ form JAX emits, send/recv, and what happens when devices fail or disagree.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -155,11 +156,13 @@ def test_large_all_reduce_folds_slices_in_group_order(elem, rows, path):
 
 @pytest.mark.parametrize("devices", [2, 4])
 @pytest.mark.parametrize("keep_sum", [False, True])
-def test_ops_after_an_in_place_all_reduce_run_in_its_fold(devices, keep_sum):
+@pytest.mark.parametrize("rows", [512, 256], ids=["in-place", "reduce-scatter"])
+def test_ops_after_a_large_all_reduce_run_where_it_folds(devices, keep_sum, rows):
     """pmean-like ops after a 1 MiB all_reduce (``x * 1/n + 1``, in a loop as
-    bench_collectives runs them) are applied by the fold kernel to each folded block, unless
-    the sum itself is used too; the numbers are the same either way."""
-    t = "tensor<512x512xf32>"
+    bench_collectives runs them) are applied by the fold kernel to each folded block; after
+    a 256 KiB one (reduce-scatter + all-gather) to the folded slice before the gather;
+    unless the sum itself is used too. The numbers are the same either way."""
+    t = f"tensor<{rows}x512xf32>"
     results = f"{t}, {t}" if keep_sum else t
     src = module(
         f"(%x: {t}) -> ({results})",
@@ -187,10 +190,12 @@ def test_ops_after_an_in_place_all_reduce_run_in_its_fold(devices, keep_sum):
     if not keep_sum:  # the loop's %last is dead: only the chain uses the sum
         src = src.replace("%n, %p, %s", "%n, %p, %last")
     exe = xhlo.compile(src)
-    program, kernel = exe.ir("xhlo-stablehlo-prepare").split("func.func @xhlo_all_reduce_fold_")
-    assert ("stablehlo.multiply" in program) == keep_sum
-    assert ("stablehlo.multiply" in kernel) != keep_sum
-    xs = [sample((512, 512), np.float32, d) for d in range(devices)]
+    prepared = exe.ir("xhlo-stablehlo-prepare")
+    assert ("func.func @xhlo_all_reduce_fold_" in prepared) == (rows == 512)
+    on_elements = re.search(r"stablehlo.multiply .* : tensor<f32>", prepared) is not None
+    on_tensors = re.search(rf"stablehlo.multiply .* : {t}", prepared) is not None
+    assert (on_elements, on_tensors) == (not keep_sum, keep_sum)
+    xs = [sample((rows, 512), np.float32, d) for d in range(devices)]
     out = exe.run_replicated([(x,) for x in xs])
     accs = list(xs)
     for _ in range(3):

@@ -297,6 +297,19 @@ module attributes {mhlo.num_replicas = 2 : i32} {
 // with splat operands (pmean: psum * 1/n), so no pass over the whole result is left.
 // A result with two users, or a non-constant operand, keeps the ops outside.
 
+// The reduce-scatter lowering applies them to the folded slice, before the all-gather.
+// SPLIT-LABEL: func.func @all_reduce_mean
+// SPLIT: stablehlo.custom_call @xhlo.runtime.all_to_all
+// SPLIT: "stablehlo.map"
+// SPLIT: stablehlo.add
+// SPLIT: stablehlo.multiply {{.*}} : tensor<f32>
+// SPLIT: stablehlo.subtract {{.*}} : tensor<f32>
+// SPLIT: stablehlo.exponential {{.*}} : tensor<f32>
+// SPLIT: %[[G:.*]] = stablehlo.custom_call @xhlo.runtime.all_gather
+// SPLIT: %[[R:.*]] = stablehlo.reshape %[[G]]
+// SPLIT-NOT: stablehlo.multiply
+// SPLIT: return %[[R]]
+
 // INPLACE-LABEL: func.func @all_reduce_mean
 // INPLACE: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_reduce
 // INPLACE-SAME: fold = "[[MEAN:xhlo_all_reduce_fold_[0-9]+]]"
