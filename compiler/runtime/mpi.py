@@ -88,6 +88,8 @@ class MpiTransport:
 
     def __init__(self, ops: Sequence[RuntimeOp], *, timeout: float = DEFAULT_TIMEOUT, comm=None):
         self.MPI = load_mpi()
+        # mpi4py 4 names it ``buffer``, 3 ``memory``
+        self._from_address = (getattr(self.MPI, "buffer", None) or self.MPI.memory).fromaddress
         self.world = comm if comm is not None else self.MPI.COMM_WORLD
         self.rank = self.world.Get_rank()
         self.size = self.world.Get_size()
@@ -96,8 +98,10 @@ class MpiTransport:
         self._wait([self.world.Ibarrier()], None, "waiting for all ranks to start the program")
         self._p2p = self.world.Dup()
         self._comms: dict[tuple, object] = {}
+        self._site_comms: dict[int, object] = {}  # the same by call site, without hashing groups
         self._sends: list[tuple[object, bytes]] = []
-        self._records: dict[tuple, np.ndarray] = {}  # agreement record per call site and group
+        # per call site and group: the agreement record, the all-gathered records and a view
+        self._records: dict[tuple, tuple] = {}
         for op in ops:  # same order on every rank: Split is collective
             if op.primitive in _GROUP_PRIMITIVES:
                 self._group_comm(op.groups)
@@ -148,12 +152,15 @@ class MpiTransport:
 
     def _check_agreement(self, op: RuntimeOp, comm, members: tuple[int, ...]) -> None:
         """All-gather what each member runs; disagreeing members are a mismatch."""
-        record = self._records.get((op.index, members))
-        if record is None:
-            record = self._records[(op.index, members)] = _agreement_record(op, members)
-        records = np.empty((comm.Get_size(), _RECORD_BYTES), np.uint8)
+        key = (op.index, members)
+        if key not in self._records:  # the record, and the buffer its peers' copies land in
+            records = np.empty((comm.Get_size(), _RECORD_BYTES), np.uint8)
+            self._records[key] = (_agreement_record(op, members), records, records.data.cast("B"))
+        record, records, received = self._records[key]
         self._wait([comm.Iallgather(record, records)], op, "")
-        if all((records[:, :32] == records[0, :32]).all(axis=1)):
+        digest = received[:32]
+        peers = range(_RECORD_BYTES, len(received), _RECORD_BYTES)
+        if all(received[j : j + 32] == digest for j in peers):
             return
         lines = [
             f"device {members[j]} runs "
@@ -189,12 +196,19 @@ class MpiTransport:
             results[-1].view()[0] = 0
             return
         members, position = membership
-        comm = self._group_comm(op.groups)
+        comm = self._site_comms.get(op.index)
+        if comm is None:
+            comm = self._site_comms[op.index] = self._group_comm(op.groups)
         self._check_agreement(op, comm, members)
         getattr(self, f"_{op.primitive}")(op, comm, position, operands, results)
 
+    def _memory(self, buffer: Buffer):
+        """``buffer`` as an mpi4py buffer (cheaper to make than a numpy view)."""
+        return self._from_address(buffer.address, buffer.nbytes) if buffer.nbytes else buffer.view()
+
     def _all_gather(self, op, comm, position, operands, results) -> None:
-        requests = [comm.Iallgather(x.view(), y.view()) for x, y in zip(operands, results)]
+        memory = self._memory
+        requests = [comm.Iallgather(memory(x), memory(y)) for x, y in zip(operands, results)]
         self._wait(requests, op, "")
 
     def _all_reduce(self, op, comm, position, operands, results) -> None:
@@ -209,7 +223,8 @@ class MpiTransport:
         self._wait([comm.Iallgather(self.MPI.IN_PLACE, y.view()) for y in results], op, "")
 
     def _all_to_all(self, op, comm, position, operands, results) -> None:
-        requests = [comm.Ialltoall(x.view(), y.view()) for x, y in zip(operands, results)]
+        memory = self._memory
+        requests = [comm.Ialltoall(memory(x), memory(y)) for x, y in zip(operands, results)]
         self._wait(requests, op, "")
 
     def _collective_broadcast(self, op, comm, position, operands, results) -> None:
