@@ -27,7 +27,7 @@ import dataclasses
 from xhlo._mlir import ir
 
 from .base import ModulePass, op_name, walk_ops
-from .lower_runtime_calls import ACCESS_ATTR
+from .lower_runtime_calls import read_arguments
 
 # ops that read their memref operands and write none of them
 _READS = frozenset(
@@ -56,32 +56,18 @@ def _constant_int(value: ir.Value) -> int | None:
     return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
 
 
-def _callee_reads(call: ir.Operation, index: int) -> bool:
-    """True when ``call``'s callee declares argument ``index`` ``bufferization.access = "read"``."""
-    name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-    module = call
-    while op_name(module) != "builtin.module":
-        module = module.parent
-    for op in module.regions[0].blocks[0].operations:
-        if op_name(op) == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
-            if "arg_attrs" not in op.attributes:
-                return False
-            attrs = ir.DictAttr(ir.ArrayAttr(op.attributes["arg_attrs"])[index])
-            return ACCESS_ATTR in attrs and ir.StringAttr(attrs[ACCESS_ATTR]).value == "read"
-    return False
-
-
-def _only_read(value: ir.Value, guards: list[ir.Value]) -> bool:
+def _only_read(value: ir.Value, guards: list[ir.Value], reads: dict[str, frozenset[int]]) -> bool:
     """Every use of ``value`` (and of views of it) reads it; it is freed only under one of
-    the ``guards`` (ownership flags that are false when the loop starts)."""
+    the ``guards`` (ownership flags that are false when the loop starts). ``reads``: the
+    arguments each external function only reads (``read_arguments``)."""
     for use in value.uses:
         user, index = use.owner, use.operand_number
         name = op_name(user)
         if name in _READS or (name == "memref.copy" and index == 0):
             continue
-        if name in _VIEWS and index == 0 and _only_read(user.results[0], guards):
+        if name in _VIEWS and index == 0 and _only_read(user.results[0], guards, reads):
             continue
-        if name == "memref.extract_strided_metadata" and _only_read(user.results[0], guards):
+        if name == "memref.extract_strided_metadata" and _only_read(user.results[0], guards, reads):
             continue
         if name == "memref.dealloc" and op_name(user.parent) == "scf.if" and user.parent.operands[0] in guards:
             continue
@@ -91,7 +77,8 @@ def _only_read(value: ir.Value, guards: list[ir.Value]) -> bool:
             and index < ir.DenseI32ArrayAttr(user.attributes["operandSegmentSizes"])[0]
         ):
             continue
-        if name == "func.call" and _callee_reads(user, index):
+        callee = ir.FlatSymbolRefAttr(user.attributes["callee"]).value if name == "func.call" else None
+        if index in reads.get(callee, ()):
             continue
         return False
     return True
@@ -128,7 +115,7 @@ def _loop_entry(buffer: ir.Value):
     return use if use is not None and op_name(use.owner) == "scf.for" and use.operand_number >= 3 else None
 
 
-def _elide(copy: ir.Operation) -> bool:
+def _elide(copy: ir.Operation, reads: dict[str, frozenset[int]]) -> bool:
     """Start the loop that ``copy``'s target feeds from the copy's source, when safe."""
     source, target = copy.operands[0], copy.operands[1]
     if not isinstance(source, ir.BlockArgument) or op_name(source.owner.owner) != "func.func":
@@ -145,8 +132,8 @@ def _elide(copy: ir.Operation) -> bool:
     argument = loop.regions[0].blocks[0].arguments[1 + position]
     if not (
         _starts_at_least_once(loop)
-        and _only_read(argument, _unowned_flags(loop))
-        and _only_read(source, [])
+        and _only_read(argument, _unowned_flags(loop), reads)
+        and _only_read(source, [], reads)
     ):
         return False
     for use in list(target.uses):
@@ -164,5 +151,6 @@ class ElideLoopInitCopies(ModulePass):
     NAME = "xhlo-elide-loop-init-copies"
 
     def run(self, module: ir.Operation) -> None:
+        reads = read_arguments(module)
         for copy in walk_ops(module, "memref.copy"):
-            _elide(copy)
+            _elide(copy, reads)

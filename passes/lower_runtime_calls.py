@@ -138,6 +138,23 @@ def _describe(op: ir.Operation, index: int, primitive: str) -> ir.Attribute:
     return ir.DictAttr.get(entries)
 
 
+def read_arguments(module: ir.Operation) -> dict[str, frozenset[int]]:
+    """Per external function (a declaration), the arguments it declares only read
+    (``bufferization.access = "read"``): what buffer passes may rely on at its calls."""
+    found = {}
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name != "func.func" or len(op.regions[0].blocks) or "arg_attrs" not in op.attributes:
+            continue
+        found[ir.StringAttr(op.attributes["sym_name"]).value] = frozenset(
+            index
+            for index, attrs in enumerate(ir.ArrayAttr(op.attributes["arg_attrs"]))
+            if ACCESS_ATTR in ir.DictAttr(attrs)
+            and ir.StringAttr(ir.DictAttr(attrs)[ACCESS_ATTR]).value == "read"
+        )
+    return found
+
+
 def runtime_calls(module: ir.Operation) -> list[ir.Attribute]:
     attrs = module.attributes
     return list(ir.ArrayAttr(attrs[RUNTIME_CALLS_ATTR])) if RUNTIME_CALLS_ATTR in attrs else []

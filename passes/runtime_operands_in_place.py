@@ -15,7 +15,7 @@ turns each such copy
 
 into a run-time choice: ``%x`` itself when its strides are row-major, else the copy.
 
-    %v = scf.if <%x is row-major> { reinterpret_cast of %x } else { memref.copy %x, %a; cast %a }
+    %v = scf.if <%x is row-major> { reinterpret_cast of %x } else { linalg.copy %x -> %a; cast %a }
     func.call @xhlo_rt_op<k>(%v, ...)
 """
 
@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from xhlo._mlir import ir, memref, scf
+from xhlo._mlir import ir, linalg, memref, scf
 
 from .base import ModulePass, op_name, walk_ops
-from .lower_runtime_calls import ACCESS_ATTR, SYMBOL_PREFIX
+from .lower_runtime_calls import SYMBOL_PREFIX, read_arguments
 from .memref_copy_to_linalg import row_major_strides, row_major_view
 
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -38,28 +38,6 @@ def _operand_type(t: ir.MemRefType) -> ir.MemRefType:
     """``t``'s shape, row-major strides, any offset."""
     layout = ir.StridedLayoutAttr.get(_DYNAMIC, row_major_strides(list(t.shape)))
     return ir.MemRefType.get(list(t.shape), t.element_type, layout)
-
-
-def _read_positions(declaration: ir.Operation) -> list[int]:
-    if "arg_attrs" not in declaration.attributes:
-        return []
-    positions = []
-    for index, attrs in enumerate(ir.ArrayAttr(declaration.attributes["arg_attrs"])):
-        attrs = ir.DictAttr(attrs)
-        if ACCESS_ATTR in attrs and ir.StringAttr(attrs[ACCESS_ATTR]).value == "read":
-            positions.append(index)
-    return positions
-
-
-def _declarations(module: ir.Operation) -> dict[str, ir.Operation]:
-    """The runtime-call declarations by name."""
-    found = {}
-    for op in module.regions[0].blocks[0].operations:
-        if op_name(op) == "func.func" and not len(op.regions[0].blocks):
-            name = ir.StringAttr(op.attributes["sym_name"]).value
-            if name.startswith(SYMBOL_PREFIX):
-                found[name] = op.operation
-    return found
 
 
 def _copy_feeding(buffer: ir.Value, call: ir.Operation) -> ir.Operation | None:
@@ -81,29 +59,17 @@ def _copy_feeding(buffer: ir.Value, call: ir.Operation) -> ir.Operation | None:
 def _nothing_writes_between(first: ir.Operation, last: ir.Operation) -> bool:
     """Every op strictly between ``first`` and ``last`` (one block) only creates buffers or
     views, or copies into a fresh alloc."""
-    block_ops = _block_ops(first)
-    start = next(i for i, op in enumerate(block_ops) if op == first)
-    for op in block_ops[start + 1 :]:
+    block_ops = [op.operation for op in first.block.operations]
+    for op in block_ops[block_ops.index(first) + 1 :]:
         if op == last:
             return True
         if op_name(op) in _HARMLESS or op_name(op).startswith("arith."):
             continue
-        target = op.operands[1] if op_name(op) == "memref.copy" else None
-        if target is not None and isinstance(target.owner, (ir.Operation, ir.OpView)) and op_name(target.owner) == "memref.alloc":
+        target = op.operands[1].owner if op_name(op) == "memref.copy" else None
+        if isinstance(target, (ir.Operation, ir.OpView)) and op_name(target) == "memref.alloc":
             continue
         return False
     return False
-
-
-def _block_ops(op: ir.Operation) -> list[ir.Operation]:
-    """The ops of the block holding ``op``."""
-    parent = op.parent
-    for region in parent.regions:
-        for block in region.blocks:
-            ops = [o.operation for o in block.operations]
-            if op in ops:
-                return ops
-    return []
 
 
 def _erase_if_only_freed(buffer: ir.Value) -> None:
@@ -134,9 +100,10 @@ def _in_place(operand: ir.Value, call: ir.Operation) -> ir.Value:
         with ir.InsertionPoint(choice.then_block):
             scf.yield_([view])
         with ir.InsertionPoint(choice.else_block):
-            copied = memref.cast(target_type, operand)
-            scf.yield_([copied])
-    copy.move_before(copied.owner)
+            # not row-major here: element loops, no memcpy versioning (xhlo-memref-copy-to-linalg)
+            linalg.copy(source, outs=[operand])
+            scf.yield_([memref.cast(target_type, operand)])
+    copy.erase()
     return choice.results[0]
 
 
@@ -147,19 +114,21 @@ class RuntimeOperandsInPlace(ModulePass):
     NAME = "xhlo-runtime-operands-in-place"
 
     def run(self, module: ir.Operation) -> None:
-        declarations = _declarations(module)
+        reads = {name: sorted(args) for name, args in read_arguments(module).items()
+                 if name.startswith(SYMBOL_PREFIX)}
         for call in walk_ops(module, "func.call"):
-            name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
-            if name not in declarations:
-                continue
-            for position in _read_positions(declarations[name]):
+            for position in reads.get(ir.FlatSymbolRefAttr(call.attributes["callee"]).value, ()):
                 operand = call.operands[position]
                 with ir.InsertionPoint(call), call.location:
                     call.operands[position] = _in_place(operand, call)
                 _erase_if_only_freed(operand)
-        for declaration in declarations.values():
+        symbols = ir.SymbolTable(module)
+        for name, positions in reads.items():
+            declaration = symbols[name].operation
             function = ir.FunctionType(ir.TypeAttr(declaration.attributes["function_type"]).value)
             inputs = list(function.inputs)
-            for position in _read_positions(declaration):
+            for position in positions:
                 inputs[position] = _operand_type(ir.MemRefType(inputs[position]))
-            declaration.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, list(function.results)))
+            declaration.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(inputs, list(function.results))
+            )

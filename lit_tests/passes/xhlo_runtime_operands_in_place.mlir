@@ -17,7 +17,7 @@
 // CHECK: %[[V:.*]] = scf.if %[[UNIT]] -> (memref<8xf32, strided<[1], offset: ?>>) {
 // CHECK-NEXT: scf.yield %[[VIEW]]
 // CHECK-NEXT: } else {
-// CHECK-NEXT: memref.copy %[[X]], %[[A]]
+// CHECK-NEXT: linalg.copy {{.*}} ins(%[[X]] : {{.*}}) outs(%[[A]] : memref<8xf32>)
 // CHECK-NEXT: %[[CAST:.*]] = memref.cast %[[A]]
 // CHECK-NEXT: scf.yield %[[CAST]]
 // CHECK: %[[YC:.*]] = memref.cast %[[Y]] : memref<2x3xf32> to memref<2x3xf32, strided<[3, 1], offset: ?>>
