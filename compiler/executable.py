@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import functools
+import math
 import threading
 import weakref
 from typing import Any
@@ -33,6 +34,10 @@ class TensorSpec:
     @functools.cached_property
     def dtype(self) -> np.dtype:
         return dtypes.to_numpy_dtype(self.element_type)
+
+    @functools.cached_property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
 
     def __str__(self) -> str:
         return f"tensor<{'x'.join(map(str, self.shape))}{'x' if self.shape else ''}{self.element_type}>"
@@ -188,7 +193,7 @@ class Executable:
         if sig is None:
             raise ValueError(f"no public function '{name}'; functions: {sorted(self.signatures)}")
         inputs = self._convert_args(sig, args)
-        outputs = [result_array(spec.shape, spec.dtype) for spec in sig.outputs]
+        outputs = [result_array(spec.shape, spec.dtype, spec.nbytes) for spec in sig.outputs]
         self._invoke(name, inputs + outputs)
         for spec, out in zip(sig.outputs, outputs):
             dtypes.canonicalize_sub_byte(out, spec.element_type)

@@ -47,7 +47,7 @@ from xhlo._mlir import ir, stablehlo_api
 from xhlo.dialects import stablehlo as sh
 
 from . import process_groups as pg
-from .base import ModulePass, PassError, walk_ops
+from .base import ModulePass, PassError, op_name, walk_ops
 
 RUNTIME_TARGET_PREFIX = "xhlo.runtime."
 # public functions this pass adds: the runtime calls them on buffers of several devices
@@ -277,12 +277,12 @@ def _epilogue(op: ir.Operation) -> tuple[list[_Step], list[ir.Operation]]:
     while value is not None:
         uses = list(value.uses)
         user = uses[0].owner if len(uses) == 1 else None
-        if user is None or user.operation.name not in _EPILOGUE_OPS or user.results[0].type != value.type:
+        if user is None or op_name(user) not in _EPILOGUE_OPS or user.results[0].type != value.type:
             break
         operands = tuple(None if v == value else sh.splat_element(v) for v in user.operands)
         if any(splat is None for v, splat in zip(user.operands, operands) if v != value):
             break
-        steps.append(_Step(user.operation.name, {a.name: a.attr for a in user.attributes}, operands))
+        steps.append(_Step(op_name(user), {a.name: a.attr for a in user.attributes}, operands))
         chain.append(user)
         value = user.results[0]
     return steps, chain

@@ -93,6 +93,17 @@ class _Builder:
             acc = self.fma(acc, z, self.const(c))
         return acc
 
+    def reduce_ln2(self, t: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """``(k, r)`` with ``t = k ln2 + r``, ``k = round(t log2 e)``, ``|r| <= ln2/2``
+        (``ln2`` in two parts: the reduction is exact)."""
+        k = self.op("math.roundeven", self.mul(t, self.const(LOG2E)))
+        r = self.fma(k, self.const(-LN2_HI), t)
+        return k, self.fma(k, self.const(-LN2_LO), r)
+
+    def expm1_reduced(self, r: ir.Value, coefficients) -> ir.Value:
+        """``e^r - 1 = r + r^2 q(r)`` for a reduced ``r``."""
+        return self.fma(self.mul(r, r), self.horner(r, coefficients), r)
+
     def pow2(self, k: ir.Value) -> ir.Value:
         """2^k for integer-valued ``k`` in [-126, 127], from exponent bits."""
         shifted = self.add(k, self.const(SHIFTER))
@@ -103,10 +114,8 @@ class _Builder:
 
 def _exp(b: _Builder, x: ir.Value) -> ir.Value:
     clamped = b.op("arith.minimumf", b.op("arith.maximumf", x, b.const(EXP_MIN)), b.const(EXP_MAX))
-    k = b.op("math.roundeven", b.mul(clamped, b.const(LOG2E)))
-    r = b.fma(k, b.const(-LN2_HI), clamped)
-    r = b.fma(k, b.const(-LN2_LO), r)
-    poly = b.add(b.fma(b.mul(r, r), b.horner(r, EXP_Q), r), b.const(1.0))  # one rounding near 1
+    k, r = b.reduce_ln2(clamped)
+    poly = b.add(b.expm1_reduced(r, EXP_Q), b.const(1.0))  # one rounding near 1
     half = b.op("math.floor", b.mul(k, b.const(0.5)))  # k = half + (k - half), both in range
     scaled = b.mul(b.mul(poly, b.pow2(half)), b.pow2(b.sub(k, half)))
     is_nan = b.cmp(arith.CmpFPredicate.UNO, x, x)
@@ -115,12 +124,10 @@ def _exp(b: _Builder, x: ir.Value) -> ir.Value:
 
 def _expm1_up_to_tanh_saturation(b: _Builder, t: ir.Value) -> ir.Value:
     """``e^t - 1`` for ``t`` in [0, 2 TANH_SATURATES]: ``2^k (1 + p) - 1`` with ``p =
-    expm1(r)`` from the exp polynomial, so small ``t`` (k = 0) keep full relative precision;
-    no clamping, subnormal or overflow handling is needed in this range."""
-    k = b.op("math.roundeven", b.mul(t, b.const(LOG2E)))
-    r = b.fma(k, b.const(-LN2_HI), t)
-    r = b.fma(k, b.const(-LN2_LO), r)
-    p = b.fma(b.mul(r, r), b.horner(r, EXPM1_Q), r)
+    expm1(r)`` from a polynomial fitted for relative error, so small ``t`` (k = 0) keep full
+    precision; no clamping, subnormal or overflow handling is needed in this range."""
+    k, r = b.reduce_ln2(t)
+    p = b.expm1_reduced(r, EXPM1_Q)
     scale = b.pow2(k)
     return b.fma(scale, p, b.sub(scale, b.const(1.0)))
 

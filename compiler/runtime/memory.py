@@ -77,9 +77,10 @@ class _Recycler:
         self._lock = threading.Lock()
         self._unshared_refcount = self._measure_unshared_refcount()
 
-    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        dtype = np.dtype(dtype)
-        nbytes = math.prod(shape) * dtype.itemsize
+    def empty(self, shape: tuple[int, ...], dtype, nbytes: int | None = None) -> np.ndarray:
+        if nbytes is None:
+            dtype = np.dtype(dtype)
+            nbytes = math.prod(shape) * dtype.itemsize
         if nbytes < RECYCLE_MIN_BYTES:
             return np.empty(shape, dtype)
         with self._lock:
@@ -124,9 +125,10 @@ class _Recycler:
 _recycler = _Recycler(RECYCLE_CAPACITY_BYTES)
 
 
-def result_array(shape: tuple[int, ...], dtype) -> np.ndarray:
-    """An uninitialized result array; large ones reuse the memory of dropped results."""
-    return _recycler.empty(shape, dtype)
+def result_array(shape: tuple[int, ...], dtype, nbytes: int | None = None) -> np.ndarray:
+    """An uninitialized result array; large ones reuse the memory of dropped results.
+    ``nbytes``: its size when the caller knows it (the call path: no recomputation)."""
+    return _recycler.empty(shape, dtype, nbytes)
 
 
 def release_recycled_memory() -> None:

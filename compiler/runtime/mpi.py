@@ -216,11 +216,11 @@ class MpiTransport:
         received blocks into this rank's block of the result, then all-gather in place."""
         count = comm.Get_size()
         staged = [np.empty(x.nbytes, np.uint8) for x in operands]
-        self._wait([comm.Ialltoall(x.view(), s) for x, s in zip(operands, staged)], op, "")
+        self._wait([comm.Ialltoall(self._memory(x), s) for x, s in zip(operands, staged)], op, "")
         inputs = [s.ctypes.data + j * (s.nbytes // count) for s in staged for j in range(count)]
         outputs = [y.address + position * (y.nbytes // count) for y in results]
         op.run_kernel(inputs + outputs)
-        self._wait([comm.Iallgather(self.MPI.IN_PLACE, y.view()) for y in results], op, "")
+        self._wait([comm.Iallgather(self.MPI.IN_PLACE, self._memory(y)) for y in results], op, "")
 
     def _all_to_all(self, op, comm, position, operands, results) -> None:
         memory = self._memory
