@@ -1,8 +1,15 @@
-"""xhlo-memref-copy-to-linalg: memref.copy -> linalg.copy, or memcpy when contiguous at run time.
+"""xhlo-memref-copy-to-linalg: memref.copy -> linalg.copy, or memcpy when contiguous.
 
 ``memref.copy`` of a non-contiguous view lowers to a call of ``memrefCopy`` from
 ``libmlir_c_runner_utils``, which the bindings wheel does not ship; a
 ``linalg.copy`` lowers to plain loops instead.
+
+A large copy between row-major buffers (a loop's result into the function's
+out-parameter) stays a ``memref.copy`` of flat views, which lowers to
+``llvm.memcpy``; from ``PARALLEL_COPY_MIN_BYTES`` it is split into chunks by
+an ``scf.for`` marked ``xhlo.parallel_loop``, so ``xhlo-parallelize-loops``
+spreads it over the cores (16 MiB: 1.8 ms as an element loop, 1.2 ms as one
+``memcpy``, ~0.7 ms on two cores).
 
 A buffer whose strides are only known at run time (a loop-carried slice:
 bufferization gives ``scf.for`` iter_args a fully dynamic layout) would be
@@ -21,10 +28,13 @@ import math
 from xhlo._mlir import arith, ir, linalg, memref, scf
 
 from .base import ModulePass, walk_ops
+from .vectorize import PARALLEL_LOOP
 
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 # below this many elements a copy is cheap and the run-time check not worth its code
 MIN_VERSIONED_ELEMENTS = 4096
+PARALLEL_COPY_MIN_BYTES = 1 << 20  # from here a copy is worth the thread pool (~50 us of memcpy)
+COPY_CHUNK_BYTES = 1 << 16
 
 
 def row_major_strides(shape: list[int]) -> list[int]:
@@ -40,9 +50,38 @@ def _has_dynamic_strides(t: ir.MemRefType) -> bool:
     return _DYNAMIC in strides
 
 
-def _worth_versioning(src: ir.MemRefType, dst: ir.MemRefType) -> bool:
-    return (src.has_static_shape and math.prod(src.shape) >= MIN_VERSIONED_ELEMENTS
-            and (_has_dynamic_strides(src) or _has_dynamic_strides(dst)))
+def _large(t: ir.MemRefType) -> bool:
+    return t.has_static_shape and math.prod(t.shape) >= MIN_VERSIONED_ELEMENTS
+
+
+def _worth_flat_copy(src: ir.MemRefType, dst: ir.MemRefType) -> bool:
+    """Large, and row-major at run time (dynamic strides: checked there) or statically."""
+    if not _large(src):
+        return False
+    if _has_dynamic_strides(src) or _has_dynamic_strides(dst):
+        return True
+    return _element_bytes(src) is not None and _is_row_major(src) and _is_row_major(dst)
+
+
+def _is_row_major(t: ir.MemRefType) -> bool:
+    """Statically known to be row-major (any offset)."""
+    strides, _ = t.get_strides_and_offset()
+    return t.has_static_shape and all(
+        size == 1 or stride == want for size, stride, want in zip(t.shape, strides, row_major_strides(list(t.shape))))
+
+
+def _element_bytes(t: ir.MemRefType) -> int | None:
+    """Bytes per element when they are whole bytes (memcpy-able), else None."""
+    element = t.element_type
+    if isinstance(element, ir.ComplexType):
+        element = ir.ComplexType(element).element_type
+        scale = 2
+    else:
+        scale = 1
+    if not isinstance(element, (ir.IntegerType, ir.FloatType)):
+        return None
+    width = element.width
+    return scale * width // 8 if width % 8 == 0 else None
 
 
 def row_major_view(value: ir.Value, shape: list[int] | None = None) -> tuple[ir.Value, ir.Value | None]:
@@ -69,15 +108,55 @@ def row_major_view(value: ir.Value, shape: list[int] | None = None) -> tuple[ir.
     return view, condition
 
 
-def _versioned_copy(src: ir.Value, dst: ir.Value) -> None:
-    """``scf.if`` both sides are contiguous: a flat memref.copy; else: linalg.copy."""
+def _index(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def _flat_chunk(flat: ir.Value, start: ir.Value | int, size: int) -> ir.Value:
+    """Elements ``[start, start + size)`` of a flat unit-stride view."""
+    metadata = memref.ExtractStridedMetadataOp(flat)
+    base, offset = metadata.results[0], metadata.results[1]
+    begin = arith.addi(offset, start if isinstance(start, ir.Value) else _index(start))
+    view_type = ir.MemRefType.get(
+        [size], ir.MemRefType(flat.type).element_type, layout=ir.StridedLayoutAttr.get(_DYNAMIC, [1]))
+    return memref.reinterpret_cast(view_type, base, [begin], [], [], [_DYNAMIC], [size], [1])
+
+
+def _flat_copy(src: ir.Value, dst: ir.Value, element_bytes: int | None) -> None:
+    """A memcpy between flat views; a large one in chunks of a loop xhlo-parallelize-loops
+    may spread over the cores (each chunk one memcpy)."""
+    n = ir.MemRefType(src.type).shape[0]
+    if element_bytes is None or n * element_bytes < PARALLEL_COPY_MIN_BYTES:
+        memref.copy(src, dst)
+        return
+    chunk = COPY_CHUNK_BYTES // element_bytes
+    if n < 2 * chunk:
+        memref.copy(src, dst)
+        return
+    whole = n - n % chunk
+    loop = scf.ForOp(_index(0), _index(whole), _index(chunk))
+    loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
+    with ir.InsertionPoint(loop.body):
+        start = loop.induction_variable
+        memref.copy(_flat_chunk(src, start, chunk), _flat_chunk(dst, start, chunk))
+        scf.yield_([])
+    if whole < n:
+        memref.copy(_flat_chunk(src, whole, n - whole), _flat_chunk(dst, whole, n - whole))
+
+
+def _versioned_copy(src: ir.Value, dst: ir.Value, element_bytes: int | None) -> None:
+    """A flat memcpy if both sides are row-major (``scf.if`` they are, when only known at
+    run time; else linalg.copy)."""
     flat_src, src_ok = row_major_view(src)
     flat_dst, dst_ok = row_major_view(dst)
     conditions = [c for c in (src_ok, dst_ok) if c is not None]
+    if not conditions:
+        _flat_copy(flat_src, flat_dst, element_bytes)
+        return
     contiguous = conditions[0] if len(conditions) == 1 else arith.andi(*conditions)
     branch = scf.IfOp(contiguous, has_else=True)
     with ir.InsertionPoint(branch.then_block):
-        memref.copy(flat_src, flat_dst)
+        _flat_copy(flat_src, flat_dst, element_bytes)
         scf.yield_([])
     with ir.InsertionPoint(branch.else_block):
         linalg.copy(src, outs=[dst])
@@ -86,16 +165,17 @@ def _versioned_copy(src: ir.Value, dst: ir.Value) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class MemrefCopyToLinalg(ModulePass):
-    """Rewrite memref.copy into linalg.copy (memcpy when contiguous at run time)."""
+    """Rewrite memref.copy into linalg.copy (memcpy when contiguous, at run time or statically)."""
 
     NAME = "xhlo-memref-copy-to-linalg"
 
     def run(self, module: ir.Operation) -> None:
         for op in walk_ops(module, "memref.copy"):
             src, dst = op.operands
+            src_type = ir.MemRefType(src.type)
             with ir.InsertionPoint(op), op.location:
-                if _worth_versioning(ir.MemRefType(src.type), ir.MemRefType(dst.type)):
-                    _versioned_copy(src, dst)
+                if _worth_flat_copy(src_type, ir.MemRefType(dst.type)):
+                    _versioned_copy(src, dst, _element_bytes(src_type))
                 else:
                     linalg.copy(src, outs=[dst])
             op.erase()

@@ -118,6 +118,8 @@ def _trip_count(loop: ir.Operation) -> int | None:
 
 
 def _lanes(op: ir.Operation) -> int:
+    if op.name == "memref.copy":  # a memcpy: one operation per element
+        return math.prod(ir.MemRefType(op.operands[0].type).shape)
     for value in list(op.results) + list(op.operands):
         if isinstance(value.type, ir.VectorType):
             return math.prod(ir.VectorType(value.type).shape)

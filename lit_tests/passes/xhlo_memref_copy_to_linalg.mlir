@@ -70,3 +70,50 @@ func.func @small_dynamic(%src: memref<64xf32, strided<[?], offset: ?>>, %dst: me
   memref.copy %src, %dst : memref<64xf32, strided<[?], offset: ?>> to memref<64xf32>
   return
 }
+
+// -----
+
+// A large copy between row-major buffers (a loop's result into an out-parameter) is a
+// memcpy of flat views, whatever the static offset.
+// CHECK-LABEL: func.func @row_major_static
+// CHECK-SAME: (%[[SRC:.*]]: memref<64x128xf32, strided<[128, 1], offset: 256>>, %[[DST:.*]]: memref<64x128xf32>)
+// CHECK-NOT: scf.if
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}], sizes: [8192], strides: [1]
+// CHECK: %[[FLAT_DST:.*]] = memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}], sizes: [8192], strides: [1]
+// CHECK-NEXT: memref.copy %[[FLAT]], %[[FLAT_DST]] : memref<8192xf32, strided<[1], offset: ?>> to memref<8192xf32, strided<[1], offset: ?>>
+// CHECK-NOT: linalg.copy
+func.func @row_major_static(%src: memref<64x128xf32, strided<[128, 1], offset: 256>>, %dst: memref<64x128xf32>) {
+  memref.copy %src, %dst : memref<64x128xf32, strided<[128, 1], offset: 256>> to memref<64x128xf32>
+  return
+}
+
+// -----
+
+// From 1 MiB the memcpy is cut into 64 KiB chunks by a loop marked for
+// xhlo-parallelize-loops; what the chunks leave over is copied after it.
+// CHECK-LABEL: func.func @parallel_chunks
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[WHOLE:.*]] = arith.constant 311296 : index
+// CHECK-DAG: %[[CHUNK:.*]] = arith.constant 16384 : index
+// CHECK: scf.for %[[I:.*]] = %[[C0]] to %[[WHOLE]] step %[[CHUNK]] {
+// CHECK: %[[FROM:.*]] = memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}], sizes: [16384], strides: [1]
+// CHECK: %[[TO:.*]] = memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}], sizes: [16384], strides: [1]
+// CHECK-NEXT: memref.copy %[[FROM]], %[[TO]] : memref<16384xf32, strided<[1], offset: ?>> to memref<16384xf32, strided<[1], offset: ?>>
+// CHECK: } {xhlo.parallel_loop}
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<1000xf32, strided<[1], offset: ?>> to memref<1000xf32, strided<[1], offset: ?>>
+// CHECK-NOT: linalg.copy
+func.func @parallel_chunks(%src: memref<312296xf32>, %dst: memref<312296xf32>) {
+  memref.copy %src, %dst : memref<312296xf32> to memref<312296xf32>
+  return
+}
+
+// -----
+
+// Sub-byte elements are not memcpy-able: element loops.
+// CHECK-LABEL: func.func @sub_byte
+// CHECK-NOT: memref.copy
+// CHECK: linalg.copy
+func.func @sub_byte(%src: memref<8192xi4>, %dst: memref<8192xi4>) {
+  memref.copy %src, %dst : memref<8192xi4> to memref<8192xi4>
+  return
+}

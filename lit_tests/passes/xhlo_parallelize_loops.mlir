@@ -192,3 +192,25 @@ func.func @left_alone(%in: memref<65536xf32>, %out: memref<65536xf32>) -> f32 {
   } {xhlo.parallel_loop}
   return %total : f32
 }
+
+// -----
+
+// A chunked memcpy (xhlo-memref-copy-to-linalg): a memref.copy counts its
+// elements, so two chunks of 2048 are enough work; the body copies its chunks.
+// CHECK-LABEL: func.func @chunked_copy
+// CHECK: call @xhlo_parallel_for
+// CHECK-NOT: scf.for
+// CHECK-LABEL: func.func private @chunked_copy_parallel_0
+// CHECK: scf.for
+// CHECK: memref.copy {{.*}} : memref<2048xf32, strided<[1], offset: ?>> to memref<2048xf32, strided<[1], offset: ?>>
+func.func @chunked_copy(%src: memref<4096xf32>, %dst: memref<4096xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2048 = arith.constant 2048 : index
+  %n = arith.constant 4096 : index
+  scf.for %i = %c0 to %n step %c2048 {
+    %from = memref.reinterpret_cast %src to offset: [%i], sizes: [2048], strides: [1] : memref<4096xf32> to memref<2048xf32, strided<[1], offset: ?>>
+    %to = memref.reinterpret_cast %dst to offset: [%i], sizes: [2048], strides: [1] : memref<4096xf32> to memref<2048xf32, strided<[1], offset: ?>>
+    memref.copy %from, %to : memref<2048xf32, strided<[1], offset: ?>> to memref<2048xf32, strided<[1], offset: ?>>
+  } {xhlo.parallel_loop}
+  return
+}
