@@ -309,15 +309,45 @@ def test_send_recv(tmp_path):
     np.testing.assert_array_equal(out["out0_dev1"], [0, 0, 0])
 
 
-def test_mismatched_collectives_end_the_job_with_an_error(tmp_path):
-    (tmp_path / "prog.mlir").write_text(CASE_ON_REPLICA)
+# Device 0 all-gathers 16 bytes, which travel with the agreement record; device 1 all-gathers
+# 8 KiB, which would follow it: the record exchange alone must report the mismatch.
+SIZE_ON_REPLICA = module(
+    "(%x: tensor<4xf32>) -> tensor<4xf32>",
+    f"""  %id = stablehlo.replica_id : tensor<ui32>
+  %i = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
+  %r = "stablehlo.case"(%i) ({{
+    %0 = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
+        : (tensor<4xf32>) -> tensor<8xf32>
+    %1 = stablehlo.slice %0 [0:4] : (tensor<8xf32>) -> tensor<4xf32>
+    stablehlo.return %1 : tensor<4xf32>
+  }}, {{
+    %w = stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<4xf32>) -> tensor<512x4xf32>
+    %0 = "stablehlo.all_gather"(%w) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
+        : (tensor<512x4xf32>) -> tensor<1024x4xf32>
+    %1 = stablehlo.slice %0 [0:1, 0:4] : (tensor<1024x4xf32>) -> tensor<1x4xf32>
+    %2 = stablehlo.reshape %1 : (tensor<1x4xf32>) -> tensor<4xf32>
+    stablehlo.return %2 : tensor<4xf32>
+  }}) : (tensor<i32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>""",
+    replicas=2,
+)
+
+
+@pytest.mark.parametrize(
+    "program,ops",
+    [(CASE_ON_REPLICA, ("stablehlo.all_reduce", "stablehlo.all_gather")),
+     (SIZE_ON_REPLICA, ("tensor<4xf32>", "tensor<512x4xf32>"))],
+    ids=["different-ops", "small-and-large"],
+)
+def test_mismatched_collectives_end_the_job_with_an_error(tmp_path, program, ops):
+    (tmp_path / "prog.mlir").write_text(program)
     np.savez(tmp_path / "in.npz", arg0=np.ones(4, np.float32))
     done = mpirun(
         2, sys.executable, "-m", "xhlo.tools.run", "prog.mlir", "--inputs", "in.npz", cwd=tmp_path
     )
     assert done.returncode != 0
     assert "the devices run different collectives" in done.stderr
-    assert "runs stablehlo.all_reduce" in done.stderr and "runs stablehlo.all_gather" in done.stderr
+    assert all(op in done.stderr for op in ops), done.stderr
 
 
 RANK_SCRIPT = """

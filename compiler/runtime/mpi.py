@@ -14,6 +14,10 @@ program is the same as for in-process runs, only the transport differs.
   ``Ialltoallv`` of the packed rows.
 * Before each group collective the members all-gather a fixed-size record of
   the op they run, so ranks running different collectives are reported as such.
+  Operands of up to ``_INLINE_BYTES`` of an all_gather, all_to_all or
+  collective_broadcast travel in that exchange, after the record: one MPI
+  collective instead of two. Every record exchange has the same size, so ranks
+  that disagree (one small op, one large) still make matching MPI calls.
 * Everything is nonblocking and polled against the collective timeout, so a
   lost or stuck rank ends the job with an error instead of a hang. A failing
   rank prints its error (naming device and op) and calls ``Abort``, which ends
@@ -36,6 +40,9 @@ from .inprocess import RaggedPlan
 from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
 
 _RECORD_BYTES = 512  # what each member says it runs: 32 bytes of digest + description
+_INLINE_BYTES = 4096  # operands up to this size travel with the record
+_SLOT_BYTES = _RECORD_BYTES + _INLINE_BYTES
+_INLINE_PRIMITIVES = frozenset({"all_gather", "all_to_all", "collective_broadcast"})
 _GROUP_PRIMITIVES = (
     "all_gather",
     "all_reduce",
@@ -150,21 +157,29 @@ class MpiTransport:
             time.sleep(delay)
             delay = min(1e-3, delay * 2)
 
-    def _check_agreement(self, op: RuntimeOp, comm, members: tuple[int, ...]) -> None:
-        """All-gather what each member runs; disagreeing members are a mismatch."""
+    def _agree(self, op: RuntimeOp, comm, members: tuple[int, ...], inline: Sequence[Buffer]) -> int:
+        """All-gather what each member runs, followed by the ``inline`` operands (packed);
+        disagreeing members are a mismatch. Returns the address of the gathered slots
+        (member j's at ``j * _SLOT_BYTES``, its operands from ``_RECORD_BYTES`` on)."""
         key = (op.index, members)
-        if key not in self._records:  # the record, and the buffer its peers' copies land in
-            records = np.empty((comm.Get_size(), _RECORD_BYTES), np.uint8)
-            self._records[key] = (_agreement_record(op, members), records, records.data.cast("B"))
-        record, records, received = self._records[key]
-        self._wait([comm.Iallgather(record, records)], op, "")
+        if key not in self._records:  # this member's slot, and the buffer its peers' land in
+            slot = np.zeros(_SLOT_BYTES, np.uint8)
+            slot[:_RECORD_BYTES] = _agreement_record(op, members)
+            slots = np.empty((comm.Get_size(), _SLOT_BYTES), np.uint8)
+            self._records[key] = (slot, slot.ctypes.data, slots, slots.ctypes.data, slots.data.cast("B"))
+        slot, cursor, slots, gathered, received = self._records[key]
+        cursor += _RECORD_BYTES
+        for buffer in inline:
+            ctypes.memmove(cursor, buffer.address, buffer.nbytes)
+            cursor += buffer.nbytes
+        self._wait([comm.Iallgather(slot, slots)], op, "")
         digest = received[:32]
-        peers = range(_RECORD_BYTES, len(received), _RECORD_BYTES)
+        peers = range(_SLOT_BYTES, len(received), _SLOT_BYTES)
         if all(received[j : j + 32] == digest for j in peers):
-            return
+            return gathered
         lines = [
             f"device {members[j]} runs "
-            + bytes(records[j, 32:]).rstrip(b"\0").decode(errors="replace")
+            + bytes(slots[j, 32:_RECORD_BYTES]).rstrip(b"\0").decode(errors="replace")
             for j in range(len(members))
         ]
         raise CollectiveMismatch(
@@ -199,8 +214,12 @@ class MpiTransport:
         comm = self._site_comms.get(op.index)
         if comm is None:
             comm = self._site_comms[op.index] = self._group_comm(op.groups)
-        self._check_agreement(op, comm, members)
-        getattr(self, f"_{op.primitive}")(op, comm, position, operands, results)
+        inline = op.primitive in _INLINE_PRIMITIVES and sum(op.operand_bytes) <= _INLINE_BYTES
+        gathered = self._agree(op, comm, members, operands if inline else ())
+        if inline:
+            _unpack_inline(op.primitive, gathered, len(members), position, operands, results)
+        else:
+            getattr(self, f"_{op.primitive}")(op, comm, position, operands, results)
 
     def _memory(self, buffer: Buffer):
         """``buffer`` as an mpi4py buffer (cheaper to make than a numpy view)."""
@@ -327,6 +346,26 @@ class MpiTransport:
             buffer.view()[:] = data[cursor : cursor + buffer.nbytes]
             cursor += buffer.nbytes
         flag.view()[0] = 1
+
+
+def _unpack_inline(
+    primitive: str, gathered: int, count: int, position: int, operands: list[Buffer], results: list[Buffer]
+) -> None:
+    """Finish an op whose operands came with the agreement records (``MpiTransport._agree``);
+    ``gathered``: the address of the members' slots."""
+    memmove = ctypes.memmove
+    if primitive == "collective_broadcast":  # the group's first member is the root
+        (x,), (y, flag) = operands, results
+        memmove(y.address, gathered + _RECORD_BYTES, y.nbytes)
+        flag.view()[0] = 1
+        return
+    offset = _RECORD_BYTES
+    for x, y in zip(operands, results):
+        block = x.nbytes if primitive == "all_gather" else x.nbytes // count
+        source = offset + (0 if primitive == "all_gather" else position * block)
+        for j in range(count):  # all_gather: member j's operand; all_to_all: its block for me
+            memmove(y.address + j * block, gathered + j * _SLOT_BYTES + source, block)
+        offset += x.nbytes
 
 
 def members_of(op: RuntimeOp, device: int) -> tuple[int, ...]:
