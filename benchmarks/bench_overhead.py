@@ -117,11 +117,16 @@ def main() -> None:
         f"compile xhlo cold {cold * 1e3:7.1f} ms   XLA {xla * 1e3:7.1f} ms   ratio {cold / xla:.2f}"
     )
     print(f"cached  xhlo memory {warm * 1e3:6.1f} ms   disk (new process) {disk * 1e3:6.1f} ms")
-    loop_result(jax, export, xhlo)
+    loop_result()
 
 
-def loop_result(jax, export, xhlo) -> None:
+def loop_result() -> None:
     """A loop's large result handed to the caller, next to jax.jit."""
+    import jax
+    from jax import export
+
+    import xhlo
+
     x = np.linspace(-1, 1, 1 << 22, dtype=np.float32)  # 16 MiB
     jitted = jax.jit(lambda v: jax.lax.fori_loop(0, 2, lambda i, w: -w, v))
     exe = xhlo.compile(export.export(jitted)(x))

@@ -28,6 +28,7 @@ import math
 from xhlo._mlir import arith, ir, linalg, memref, scf
 
 from .base import ModulePass, walk_ops
+from .lower_collectives import element_bytes
 from .vectorize import PARALLEL_LOOP
 
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -54,13 +55,13 @@ def _large(t: ir.MemRefType) -> bool:
     return t.has_static_shape and math.prod(t.shape) >= MIN_VERSIONED_ELEMENTS
 
 
-def _worth_flat_copy(src: ir.MemRefType, dst: ir.MemRefType) -> bool:
+def _worth_flat_copy(src: ir.MemRefType, dst: ir.MemRefType, item_bytes: int | None) -> bool:
     """Large, and row-major at run time (dynamic strides: checked there) or statically."""
     if not _large(src):
         return False
     if _has_dynamic_strides(src) or _has_dynamic_strides(dst):
         return True
-    return _element_bytes(src) is not None and _is_row_major(src) and _is_row_major(dst)
+    return item_bytes is not None and _is_row_major(src) and _is_row_major(dst)
 
 
 def _is_row_major(t: ir.MemRefType) -> bool:
@@ -70,18 +71,14 @@ def _is_row_major(t: ir.MemRefType) -> bool:
         size == 1 or stride == want for size, stride, want in zip(t.shape, strides, row_major_strides(list(t.shape))))
 
 
-def _element_bytes(t: ir.MemRefType) -> int | None:
-    """Bytes per element when they are whole bytes (memcpy-able), else None."""
+def _memcpy_item_bytes(t: ir.MemRefType) -> int | None:
+    """Bytes per element (``element_bytes``) when elements are whole bytes; None for the
+    padded ones (i1, i4: kept as element loops) and types without a known size."""
     element = t.element_type
-    if isinstance(element, ir.ComplexType):
-        element = ir.ComplexType(element).element_type
-        scale = 2
-    else:
-        scale = 1
-    if not isinstance(element, (ir.IntegerType, ir.FloatType)):
+    scalar = ir.ComplexType(element).element_type if isinstance(element, ir.ComplexType) else element
+    if not isinstance(scalar, (ir.IntegerType, ir.FloatType)) or scalar.width % 8:
         return None
-    width = element.width
-    return scale * width // 8 if width % 8 == 0 else None
+    return element_bytes(element)
 
 
 def row_major_view(value: ir.Value, shape: list[int] | None = None) -> tuple[ir.Value, ir.Value | None]:
@@ -112,25 +109,12 @@ def _index(value: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), value)
 
 
-def _flat_chunk(flat: ir.Value, start: ir.Value | int, size: int) -> ir.Value:
-    """Elements ``[start, start + size)`` of a flat unit-stride view."""
-    metadata = memref.ExtractStridedMetadataOp(flat)
-    base, offset = metadata.results[0], metadata.results[1]
-    begin = arith.addi(offset, start if isinstance(start, ir.Value) else _index(start))
-    view_type = ir.MemRefType.get(
-        [size], ir.MemRefType(flat.type).element_type, layout=ir.StridedLayoutAttr.get(_DYNAMIC, [1]))
-    return memref.reinterpret_cast(view_type, base, [begin], [], [], [_DYNAMIC], [size], [1])
-
-
-def _flat_copy(src: ir.Value, dst: ir.Value, element_bytes: int | None) -> None:
-    """A memcpy between flat views; a large one in chunks of a loop xhlo-parallelize-loops
-    may spread over the cores (each chunk one memcpy)."""
+def _flat_copy(src: ir.Value, dst: ir.Value, item_bytes: int | None) -> None:
+    """A memcpy between flat views; a large one in chunks (subviews) of a loop
+    xhlo-parallelize-loops may spread over the cores (each chunk one memcpy)."""
     n = ir.MemRefType(src.type).shape[0]
-    if element_bytes is None or n * element_bytes < PARALLEL_COPY_MIN_BYTES:
-        memref.copy(src, dst)
-        return
-    chunk = COPY_CHUNK_BYTES // element_bytes
-    if n < 2 * chunk:
+    chunk = COPY_CHUNK_BYTES // item_bytes if item_bytes else n
+    if item_bytes is None or n * item_bytes < PARALLEL_COPY_MIN_BYTES or n < 2 * chunk:
         memref.copy(src, dst)
         return
     whole = n - n % chunk
@@ -138,25 +122,25 @@ def _flat_copy(src: ir.Value, dst: ir.Value, element_bytes: int | None) -> None:
     loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
     with ir.InsertionPoint(loop.body):
         start = loop.induction_variable
-        memref.copy(_flat_chunk(src, start, chunk), _flat_chunk(dst, start, chunk))
+        memref.copy(memref.subview(src, [start], [chunk], [1]), memref.subview(dst, [start], [chunk], [1]))
         scf.yield_([])
     if whole < n:
-        memref.copy(_flat_chunk(src, whole, n - whole), _flat_chunk(dst, whole, n - whole))
+        memref.copy(memref.subview(src, [whole], [n - whole], [1]), memref.subview(dst, [whole], [n - whole], [1]))
 
 
-def _versioned_copy(src: ir.Value, dst: ir.Value, element_bytes: int | None) -> None:
+def _flat_copy_if_row_major(src: ir.Value, dst: ir.Value, item_bytes: int | None) -> None:
     """A flat memcpy if both sides are row-major (``scf.if`` they are, when only known at
     run time; else linalg.copy)."""
     flat_src, src_ok = row_major_view(src)
     flat_dst, dst_ok = row_major_view(dst)
     conditions = [c for c in (src_ok, dst_ok) if c is not None]
     if not conditions:
-        _flat_copy(flat_src, flat_dst, element_bytes)
+        _flat_copy(flat_src, flat_dst, item_bytes)
         return
     contiguous = conditions[0] if len(conditions) == 1 else arith.andi(*conditions)
     branch = scf.IfOp(contiguous, has_else=True)
     with ir.InsertionPoint(branch.then_block):
-        _flat_copy(flat_src, flat_dst, element_bytes)
+        _flat_copy(flat_src, flat_dst, item_bytes)
         scf.yield_([])
     with ir.InsertionPoint(branch.else_block):
         linalg.copy(src, outs=[dst])
@@ -173,9 +157,10 @@ class MemrefCopyToLinalg(ModulePass):
         for op in walk_ops(module, "memref.copy"):
             src, dst = op.operands
             src_type = ir.MemRefType(src.type)
+            item_bytes = _memcpy_item_bytes(src_type)
             with ir.InsertionPoint(op), op.location:
-                if _worth_flat_copy(src_type, ir.MemRefType(dst.type)):
-                    _versioned_copy(src, dst, _element_bytes(src_type))
+                if _worth_flat_copy(src_type, ir.MemRefType(dst.type), item_bytes):
+                    _flat_copy_if_row_major(src, dst, item_bytes)
                 else:
                     linalg.copy(src, outs=[dst])
             op.erase()

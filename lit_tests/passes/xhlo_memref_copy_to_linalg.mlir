@@ -96,11 +96,13 @@ func.func @row_major_static(%src: memref<64x128xf32, strided<[128, 1], offset: 2
 // CHECK-DAG: %[[WHOLE:.*]] = arith.constant 311296 : index
 // CHECK-DAG: %[[CHUNK:.*]] = arith.constant 16384 : index
 // CHECK: scf.for %[[I:.*]] = %[[C0]] to %[[WHOLE]] step %[[CHUNK]] {
-// CHECK: %[[FROM:.*]] = memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}], sizes: [16384], strides: [1]
-// CHECK: %[[TO:.*]] = memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}], sizes: [16384], strides: [1]
+// CHECK: %[[FROM:.*]] = memref.subview %{{.*}}[%[[I]]] [16384] [1]
+// CHECK: %[[TO:.*]] = memref.subview %{{.*}}[%[[I]]] [16384] [1]
 // CHECK-NEXT: memref.copy %[[FROM]], %[[TO]] : memref<16384xf32, strided<[1], offset: ?>> to memref<16384xf32, strided<[1], offset: ?>>
 // CHECK: } {xhlo.parallel_loop}
-// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<1000xf32, strided<[1], offset: ?>> to memref<1000xf32, strided<[1], offset: ?>>
+// CHECK: %[[TAIL:.*]] = memref.subview %{{.*}}[311296] [1000] [1]
+// CHECK: %[[TAIL_DST:.*]] = memref.subview %{{.*}}[311296] [1000] [1]
+// CHECK: memref.copy %[[TAIL]], %[[TAIL_DST]] : memref<1000xf32, strided<[1], offset: ?>> to memref<1000xf32, strided<[1], offset: ?>>
 // CHECK-NOT: linalg.copy
 func.func @parallel_chunks(%src: memref<312296xf32>, %dst: memref<312296xf32>) {
   memref.copy %src, %dst : memref<312296xf32> to memref<312296xf32>
