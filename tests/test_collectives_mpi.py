@@ -425,3 +425,141 @@ def test_ranks_in_different_groups_time_out(tmp_path):
     assert time.monotonic() - start < 60
     assert "device 0 (MPI rank 0) failed" in done.stderr
     assert "stablehlo.all_gather at" in done.stderr and "timed out after 3 s" in done.stderr
+
+
+STEPS = 8
+
+
+def _loop(body: str, carried: str = "tensor<4xf32>") -> str:
+    """``STEPS`` iterations of ``body`` (``%x`` -> ``%next``) in a ``stablehlo.while`` on 2 replicas."""
+    return module(
+        f"(%x0: {carried}) -> {carried}",
+        f"""  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %steps = stablehlo.constant dense<{STEPS}> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %x = %x0) : tensor<i32>, {carried}
+    cond {{
+      %c = stablehlo.compare LT, %i, %steps : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    }} do {{
+{body}
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %i1, %next : tensor<i32>, {carried}
+    }}
+  return %r#1 : {carried}""",
+        replicas=2,
+    )
+
+
+def gather_scatter_broadcast(n: int) -> str:
+    """all_gather, all_to_all and collective_broadcast (root: device 1) of ``n`` floats, each step."""
+    t, t2 = f"tensor<{n}xf32>", f"tensor<{2 * n}xf32>"
+    return _loop(
+        f"""      %g = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
+          : ({t}) -> {t2}
+      %g0 = stablehlo.slice %g [0:{n}] : ({t2}) -> {t}
+      %g1 = stablehlo.slice %g [{n}:{2 * n}] : ({t2}) -> {t}
+      %twice = stablehlo.add %g0, %g0 : {t}
+      %h = stablehlo.concatenate %x, %twice, dim = 0 : ({t}, {t}) -> {t2}
+      %a = "stablehlo.all_to_all"(%h) {{split_dimension = 0 : i64, concat_dimension = 0 : i64,
+          split_count = 2 : i64, replica_groups = {groups_attr([[0, 1]])}}} : ({t2}) -> {t2}
+      %b = "stablehlo.collective_broadcast"(%a) {{replica_groups = {groups_attr([[1, 0]])}}}
+          : ({t2}) -> {t2}
+      %a0 = stablehlo.slice %a [0:{n}] : ({t2}) -> {t}
+      %b1 = stablehlo.slice %b [{n}:{2 * n}] : ({t2}) -> {t}
+      %s = stablehlo.add %a0, %b1 : {t}
+      %next = stablehlo.subtract %s, %g1 : {t}""",
+        carried=t,
+    )
+
+
+def _gather_scatter_broadcast_oracle(xs: list[np.ndarray]) -> list[np.ndarray]:
+    n = len(xs[0])
+    for _ in range(STEPS):
+        g = np.concatenate(xs)
+        h = [np.concatenate([x, g[:n] + g[:n]]) for x in xs]
+        a = [np.concatenate([h[0][n * r : n * r + n], h[1][n * r : n * r + n]]) for r in range(2)]
+        b = a[1]
+        xs = [a[r][:n] + b[n:] - g[n:] for r in range(2)]
+    return xs
+
+
+LOOP_SCRIPT = """
+import sys
+import numpy as np
+import xhlo
+from xhlo.runtime import mpi_fast
+from xhlo.runtime.mpi import load_mpi, run_on_rank
+
+mpi_fast.SPINS = int(sys.argv[1])
+rank = load_mpi().COMM_WORLD.Get_rank()
+exe = xhlo.compile(open("prog.mlir").read())
+x = np.load("in.npz")[f"arg0_dev{rank}"]
+(out,) = run_on_rank(exe, [x])
+np.save(f"out{rank}.npy", out)
+np.save(f"calls{rank}.npy", exe._runtime.python_calls)
+"""
+
+
+@pytest.mark.parametrize("spins", [100_000, 0], ids=["native", "python-resumes"])
+@pytest.mark.parametrize("n", [4, 2048], ids=["inline", "direct"])
+def test_repeated_collectives_run_natively(tmp_path, spins, n):
+    """After each call site's first call, later steps run without Python (mpi_fast) and
+    still move the current step's data: 16-byte operands travel with the agreement
+    record; 8 KiB all_gather and all_to_all operands follow it buffer to buffer (the
+    8 KiB broadcast stays in Python). With no spins every native exchange is left
+    pending and Python finishes it (the path a late peer takes)."""
+    rng = np.random.default_rng(5)
+    xs = [rng.integers(-4, 5, n).astype(np.float32) for _ in range(2)]
+    (tmp_path / "prog.mlir").write_text(gather_scatter_broadcast(n))
+    (tmp_path / "loop.py").write_text(LOOP_SCRIPT)
+    np.savez(tmp_path / "in.npz", arg0_dev0=xs[0], arg0_dev1=xs[1])
+    done = mpirun(2, sys.executable, "loop.py", str(spins), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    expected = _gather_scatter_broadcast_oracle(xs)
+    for rank in range(2):
+        np.testing.assert_array_equal(np.load(tmp_path / f"out{rank}.npy"), expected[rank])
+    calls = [int(np.load(tmp_path / f"calls{rank}.npy")) for rank in range(2)]
+    if spins:  # of 3 sites x 8 steps: the first step's, and the large broadcast's
+        expected = 3 if n == 4 else 2 + STEPS
+        assert all(expected <= c <= expected + 2 for c in calls), calls  # +2: a late peer
+    else:
+        assert calls == [3 * STEPS] * 2, calls
+
+
+def mismatch_at_step_3(n: int) -> str:
+    """Step 3 on replica 1 gathers 8 bytes at another call site while replica 0 gathers
+    ``n`` floats at the site the native path has run since step 1."""
+    t, t2 = f"tensor<{n}xf32>", f"tensor<{2 * n}xf32>"
+    return _loop(
+        f"""      %id = stablehlo.replica_id : tensor<ui32>
+      %rid = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
+      %three = stablehlo.constant dense<3> : tensor<i32>
+      %at3 = stablehlo.compare EQ, %i, %three : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      %branch = stablehlo.select %at3, %rid, %zero : tensor<i1>, tensor<i32>
+      %next = "stablehlo.case"(%branch) ({{
+        %0 = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
+            : ({t}) -> {t2}
+        %1 = stablehlo.slice %0 [{n}:{2 * n}] : ({t2}) -> {t}
+        stablehlo.return %1 : {t}
+      }}, {{
+        %half = stablehlo.slice %x [0:2] : ({t}) -> tensor<2xf32>
+        %0 = "stablehlo.all_gather"(%half) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
+            : (tensor<2xf32>) -> tensor<4xf32>
+        %1 = stablehlo.pad %0, %zerof, low = [0], high = [{n - 4}], interior = [0] : (tensor<4xf32>, tensor<f32>) -> {t}
+        stablehlo.return %1 : {t}
+      }}) : (tensor<i32>) -> {t}""",
+        carried=t,
+    ).replace("  %one = ", "  %zerof = stablehlo.constant dense<0.0> : tensor<f32>\n  %one = ", 1)
+
+
+@pytest.mark.parametrize("n", [4, 2048], ids=["inline", "direct"])
+def test_a_mismatch_on_the_native_path_is_reported(tmp_path, n):
+    (tmp_path / "prog.mlir").write_text(mismatch_at_step_3(n))
+    np.savez(tmp_path / "in.npz", arg0=np.ones(n, np.float32))
+    done = mpirun(
+        2, sys.executable, "-m", "xhlo.tools.run", "prog.mlir", "--inputs", "in.npz", cwd=tmp_path
+    )
+    assert done.returncode != 0
+    assert "the devices run different collectives" in done.stderr, done.stderr
+    assert f"tensor<{n}xf32>" in done.stderr and "tensor<2xf32>" in done.stderr, done.stderr

@@ -18,6 +18,11 @@ program is the same as for in-process runs, only the transport differs.
   collective_broadcast travel in that exchange, after the record: one MPI
   collective instead of two. Every record exchange has the same size, so ranks
   that disagree (one small op, one large) still make matching MPI calls.
+* After a call site's first call on a rank, its later calls run in native
+  code (``mpi_fast``: the agreement and the exchange, calling MPI directly)
+  when its operands travel inline or it is a one-operand all_gather or
+  all_to_all; Python resumes on a late peer or a mismatch.
+  ``XHLO_MPI_FAST_PATH=0`` keeps every call in Python.
 * Everything is nonblocking and polled against the collective timeout, so a
   lost or stuck rank ends the job with an error instead of a hang. A failing
   rank prints its error (naming device and op) and calls ``Abort``, which ends
@@ -35,6 +40,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..checks import CheckFailure
+from . import mpi_fast
 from .errors import CollectiveError, CollectiveMismatch, CollectiveTimeout
 from .inprocess import RaggedPlan
 from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
@@ -109,6 +115,8 @@ class MpiTransport:
         self._sends: list[tuple[object, bytes]] = []
         # per call site and group: the agreement record, the all-gathered records and a view
         self._records: dict[tuple, tuple] = {}
+        self._fast = mpi_fast.FastPath.create(self.MPI)  # None: every call goes through Python
+        self._fast_records: dict[int, ctypes.Array] = {}  # per call site, for the native fast path
         for op in ops:  # same order on every rank: Split is collective
             if op.primitive in _GROUP_PRIMITIVES:
                 self._group_comm(op.groups)
@@ -157,22 +165,33 @@ class MpiTransport:
             time.sleep(delay)
             delay = min(1e-3, delay * 2)
 
-    def _agree(self, op: RuntimeOp, comm, members: tuple[int, ...], inline: Sequence[Buffer]) -> int:
-        """All-gather what each member runs, followed by the ``inline`` operands (packed);
-        disagreeing members are a mismatch. Returns the address of the gathered slots
-        (member j's at ``j * _SLOT_BYTES``, its operands from ``_RECORD_BYTES`` on)."""
+    def _slots(self, op: RuntimeOp, comm, members: tuple[int, ...]) -> tuple:
+        """This member's slot (its agreement record, then room for inline operands) and the
+        buffer its peers' slots land in, made on the call site's first run:
+        ``(slot, slot address, slots, slots address, slots as bytes)``."""
         key = (op.index, members)
-        if key not in self._records:  # this member's slot, and the buffer its peers' land in
+        if key not in self._records:
             slot = np.zeros(_SLOT_BYTES, np.uint8)
             slot[:_RECORD_BYTES] = _agreement_record(op, members)
             slots = np.empty((comm.Get_size(), _SLOT_BYTES), np.uint8)
             self._records[key] = (slot, slot.ctypes.data, slots, slots.ctypes.data, slots.data.cast("B"))
-        slot, cursor, slots, gathered, received = self._records[key]
+        return self._records[key]
+
+    def _agree(self, op: RuntimeOp, comm, members: tuple[int, ...], inline: Sequence[Buffer]) -> int:
+        """All-gather what each member runs, followed by the ``inline`` operands (packed);
+        disagreeing members are a mismatch. Returns the address of the gathered slots
+        (member j's at ``j * _SLOT_BYTES``, its operands from ``_RECORD_BYTES`` on)."""
+        slot, cursor, slots, _, _ = self._slots(op, comm, members)
         cursor += _RECORD_BYTES
         for buffer in inline:
             ctypes.memmove(cursor, buffer.address, buffer.nbytes)
             cursor += buffer.nbytes
         self._wait([comm.Iallgather(slot, slots)], op, "")
+        return self._agreed(op, comm, members)
+
+    def _agreed(self, op: RuntimeOp, comm, members: tuple[int, ...]) -> int:
+        """The gathered slots' address once every member's digest equals this one's."""
+        _, _, slots, gathered, received = self._slots(op, comm, members)
         digest = received[:32]
         peers = range(_SLOT_BYTES, len(received), _SLOT_BYTES)
         if all(received[j : j + 32] == digest for j in peers):
@@ -187,6 +206,36 @@ class MpiTransport:
             device=self.rank,
             op=op,
         )
+
+    # -- the native fast path (mpi_fast) ----------------------------------------------------
+
+    def _resume(self, op: RuntimeOp, comm, members: tuple[int, ...]) -> int:
+        """Finish what native code left of this call (a pending exchange, a mismatch to
+        report) and return the state it left it in (``mpi_fast.IDLE``: nothing)."""
+        record = self._fast_records.get(op.index)
+        if record is None:
+            return mpi_fast.IDLE
+        state, request = self._fast.take_state(record)
+        if request is not None:
+            self._wait([request], op, "")
+        if state in (mpi_fast.PENDING, mpi_fast.MISMATCH):
+            self._agreed(op, comm, members)
+        elif state == mpi_fast.DATA_FAILED:
+            raise CollectiveError(f"{op.describe()}: MPI could not start the exchange", device=self.rank, op=op)
+        return state
+
+    def _enable_fast_path(self, device: Device, op: RuntimeOp, comm, members, position: int, inline: bool) -> None:
+        """Let native code run this call site's later calls on this rank, if it can."""
+        if self._fast is None:
+            return
+        if op.index not in self._fast_records:
+            _, slot, _, slots, _ = self._slots(op, comm, members)
+            self._fast_records[op.index] = self._fast.record(
+                op, comm, len(members), position, slot, slots, _SLOT_BYTES, _RECORD_BYTES, inline
+            )
+        record = self._fast_records[op.index]
+        if record is not None:
+            device.enable_fast_path(op.index, ctypes.addressof(record))
 
     # -- the primitives -------------------------------------------------------------------
 
@@ -215,11 +264,17 @@ class MpiTransport:
         if comm is None:
             comm = self._site_comms[op.index] = self._group_comm(op.groups)
         inline = op.primitive in _INLINE_PRIMITIVES and sum(op.operand_bytes) <= _INLINE_BYTES
-        gathered = self._agree(op, comm, members, operands if inline else ())
-        if inline:
+        state = self._resume(op, comm, members)
+        if state == mpi_fast.DATA_PENDING:  # native code agreed and started the data exchange
+            pass
+        elif inline:
+            gathered = self._slots(op, comm, members)[3] if state else self._agree(op, comm, members, operands)
             _unpack_inline(op.primitive, gathered, len(members), position, operands, results)
         else:
+            if not state:
+                self._agree(op, comm, members, ())
             getattr(self, f"_{op.primitive}")(op, comm, position, operands, results)
+        self._enable_fast_path(device, op, comm, members, position, inline)
 
     def _memory(self, buffer: Buffer):
         """``buffer`` as an mpi4py buffer (cheaper to make than a numpy view)."""

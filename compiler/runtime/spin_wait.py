@@ -23,6 +23,9 @@ the Python callback resumes from there with its timeouts and error reports.
 An in-place all_reduce chains two records: after the first exchange
 ``xhlo_fast_kernel`` binds the op's compiled fold kernel to the blocks the
 members posted and calls it, then the second exchange copies the folded blocks.
+A record whose first field is 0 is a *handler record* instead: its second
+field is a native ``handler(record, descriptors) -> status`` that runs the
+call (the MPI transport's, ``mpi_fast``).
 """
 
 from __future__ import annotations
@@ -418,7 +421,16 @@ module {{
     %rec_at = llvm.getelementptr %context[%k1] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
     %rec = llvm.load %rec_at : !llvm.ptr -> !llvm.ptr
     %no_record = llvm.icmp "eq" %rec, %null : !llvm.ptr
-    llvm.cond_br %no_record, ^slow, ^check
+    llvm.cond_br %no_record, ^slow, ^kind
+  ^kind:
+    %mark = llvm.load %rec : !llvm.ptr -> i64
+    %handled = llvm.icmp "eq" %mark, %c0 : i64
+    llvm.cond_br %handled, ^handler, ^check
+  ^handler:
+    %handler_at = llvm.getelementptr %rec[1] : (!llvm.ptr) -> !llvm.ptr, i64
+    %handler = llvm.load %handler_at : !llvm.ptr -> !llvm.ptr
+    %handled_status = llvm.call %handler(%rec, %descriptors) : !llvm.ptr, (!llvm.ptr, !llvm.ptr) -> i64
+    llvm.br ^done(%handled_status : i64)
   ^check:
     %failure_at = llvm.getelementptr %rec[{R_FAILURE}] : (!llvm.ptr) -> !llvm.ptr, i64
     %failure_ptr = llvm.load %failure_at : !llvm.ptr -> !llvm.ptr

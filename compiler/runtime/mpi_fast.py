@@ -1,0 +1,336 @@
+"""The MPI transport's native fast path: a collective's later calls without Python.
+
+Under MPI, a collective's Python round trip (the callback, the agreement
+record, mpi4py's request objects, the polling loop) cost ~10 us, three times
+the MPI exchange itself for a 4 KiB all_gather. After a call site's first
+successful call on a rank, the transport writes a *handler record* for it
+(first field 0, then the address of ``xhlo_mpi_fast``) into the device's
+fast-path table, and ``xhlo_rt_fast`` (``spin_wait``) hands later calls to
+``xhlo_mpi_fast``, JIT-compiled from the LLVM dialect here. It does what the
+Python path (``mpi.MpiTransport.execute``) does:
+
+    pack the operands after the agreement record in this rank's slot (when
+    they travel inline: up to 4 KiB of all_gather, all_to_all, broadcast)
+    MPI_Iallgather(slot -> slots) on the group communicator, MPI_Test until done
+    compare every member's digest with this rank's: a mismatch is MISMATCH
+    inline: copy each member's operand (all_gather), its block for this rank
+      (all_to_all) or the root's (collective_broadcast) into the results
+    otherwise (a one-operand all_gather or all_to_all): MPI_Iallgather or
+      MPI_Ialltoall from the operand to the result, MPI_Test until done
+
+It returns 0 when done. When an exchange is not complete after ``SPINS``
+tests it leaves the request in the record (PENDING, DATA_PENDING) and returns
+nonzero: the Python callback resumes from there, with its timeouts and error
+reports, as it does on a mismatch. MPI functions are called through addresses
+taken from the libmpi that mpi4py loaded, and handles travel as 64-bit
+integers: an MPICH ``int`` handle and an Open MPI pointer handle are both
+passed that way by the x86-64 calling convention.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+# int64 fields of a handler record; the per-buffer part starts at M_BUFFERS with
+# BUFFER_FIELDS per buffer (operands, then results): byte size, itemsize, offset in the
+# slot it is packed at, unpack block size, unpack source offset, unpack copies.
+(M_MARK, M_HANDLER, M_IALLGATHER, M_TEST, M_COMM, M_BYTE, M_SLOT, M_SLOTS, M_SLOT_BYTES,
+ M_SIZE, M_NOPERANDS, M_FLAG_BUFFER, M_STATE, M_REQUEST, M_FLAG, M_SPINS, M_DIRECT,
+ M_DIRECT_BYTES, M_STATUS) = range(19)
+STATUS_FIELDS = 8  # room for any MPI_Status (MPICH 20 bytes, Open MPI 24)
+M_BUFFERS = M_STATUS + STATUS_FIELDS
+BUFFER_FIELDS = 6
+DIGEST_WORDS = 4  # the record's first 32 bytes: a digest of what the member runs
+# States native code leaves for Python: the agreement exchange is pending or disagrees;
+# the data exchange is pending or could not be posted.
+IDLE, PENDING, MISMATCH, DATA_PENDING, DATA_FAILED = 0, 2, 3, 4, 5
+SPINS = 100_000  # MPI_Test calls before Python takes over (tens of ms; 0: Python waits for every call)
+
+def _load(name: str, index: int, kind: str = "i64") -> str:
+    """LLVM-dialect lines loading record field ``index`` of ``%rec`` as ``%name``."""
+    return (
+        f"%{name}_at = llvm.getelementptr %rec[{index}] : (!llvm.ptr) -> !llvm.ptr, i64\n"
+        f"    %{name} = llvm.load %{name}_at : !llvm.ptr -> {kind}"
+    )
+
+
+_MODULE = f"""
+module {{
+  llvm.func @xhlo_mpi_fast_address(%out: !llvm.ptr) {{
+    %f = llvm.mlir.addressof @xhlo_mpi_fast : !llvm.ptr
+    llvm.store %f, %out : !llvm.ptr, !llvm.ptr
+    llvm.return
+  }}
+  // Field %k of buffer %b's part of record %rec.
+  llvm.func internal @buffer_field(%rec: !llvm.ptr, %b: i64, %k: i64) -> i64 {{
+    %first = llvm.mlir.constant({M_BUFFERS} : i64) : i64
+    %width = llvm.mlir.constant({BUFFER_FIELDS} : i64) : i64
+    %row = llvm.mul %b, %width : i64
+    %base = llvm.add %first, %row : i64
+    %i = llvm.add %base, %k : i64
+    %at = llvm.getelementptr %rec[%i] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %v = llvm.load %at : !llvm.ptr -> i64
+    llvm.return %v : i64
+  }}
+  // The address of buffer %b's first element: aligned pointer + offset * itemsize.
+  llvm.func internal @address(%rec: !llvm.ptr, %descriptors: !llvm.ptr, %b: i64) -> !llvm.ptr {{
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %desc_at = llvm.getelementptr %descriptors[%b] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
+    %desc = llvm.load %desc_at : !llvm.ptr -> !llvm.ptr
+    %aligned_at = llvm.getelementptr %desc[1] : (!llvm.ptr) -> !llvm.ptr, i64
+    %offset_at = llvm.getelementptr %desc[2] : (!llvm.ptr) -> !llvm.ptr, i64
+    %aligned = llvm.load %aligned_at : !llvm.ptr -> !llvm.ptr
+    %offset = llvm.load %offset_at : !llvm.ptr -> i64
+    %item = llvm.call @buffer_field(%rec, %b, %c1) : (!llvm.ptr, i64, i64) -> i64
+    %bytes = llvm.mul %offset, %item : i64
+    %at = llvm.getelementptr %aligned[%bytes] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    llvm.return %at : !llvm.ptr
+  }}
+  // Post %collective(%send, %count, MPI_BYTE, %receive, %count, MPI_BYTE, comm, request)
+  // (MPI_Iallgather and MPI_Ialltoall take the same arguments) and MPI_Test the request
+  // up to M_SPINS times: 0 done, 1 not posted, 2 posted but not complete.
+  llvm.func internal @exchange(%rec: !llvm.ptr, %collective: !llvm.ptr, %send: !llvm.ptr,
+                               %receive: !llvm.ptr, %count: i32) -> i64 {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %c2 = llvm.mlir.constant(2 : i64) : i64
+    %zero32 = llvm.mlir.constant(0 : i32) : i32
+    {_load("comm", M_COMM)}
+    {_load("byte", M_BYTE)}
+    {_load("test", M_TEST, "!llvm.ptr")}
+    {_load("spins", M_SPINS)}
+    %request = llvm.getelementptr %rec[{M_REQUEST}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %flag_at = llvm.getelementptr %rec[{M_FLAG}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %status_at = llvm.getelementptr %rec[{M_STATUS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %posted = llvm.call %collective(%send, %count, %byte, %receive, %count, %byte, %comm, %request) : !llvm.ptr, (!llvm.ptr, i32, i64, !llvm.ptr, i32, i64, i64, !llvm.ptr) -> i32
+    %post_failed = llvm.icmp "ne" %posted, %zero32 : i32
+    llvm.cond_br %post_failed, ^return(%c1 : i64), ^poll(%c0 : i64)
+  ^poll(%p: i64):
+    %spin_more = llvm.icmp "slt" %p, %spins : i64
+    llvm.cond_br %spin_more, ^test, ^return(%c2 : i64)
+  ^test:
+    llvm.store %zero32, %flag_at : i32, !llvm.ptr
+    %tested = llvm.call %test(%request, %flag_at, %status_at) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+    %flag = llvm.load %flag_at : !llvm.ptr -> i32
+    %complete = llvm.icmp "ne" %flag, %zero32 : i32
+    %p1 = llvm.add %p, %c1 : i64
+    llvm.cond_br %complete, ^return(%c0 : i64), ^poll(%p1 : i64)
+  ^return(%r: i64):
+    llvm.return %r : i64
+  }}
+  // 0 done; 1 not started (Python runs the op); otherwise the state left in the record.
+  llvm.func @xhlo_mpi_fast(%rec: !llvm.ptr, %descriptors: !llvm.ptr) -> i64 {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %c2 = llvm.mlir.constant(2 : i64) : i64
+    %c3 = llvm.mlir.constant(3 : i64) : i64
+    %c4 = llvm.mlir.constant(4 : i64) : i64
+    %c5 = llvm.mlir.constant(5 : i64) : i64
+    %pending = llvm.mlir.constant({PENDING} : i64) : i64
+    %mismatch = llvm.mlir.constant({MISMATCH} : i64) : i64
+    %data_pending = llvm.mlir.constant({DATA_PENDING} : i64) : i64
+    %data_failed = llvm.mlir.constant({DATA_FAILED} : i64) : i64
+    {_load("slot", M_SLOT, "!llvm.ptr")}
+    {_load("slots", M_SLOTS, "!llvm.ptr")}
+    {_load("slot_bytes", M_SLOT_BYTES)}
+    {_load("noperands", M_NOPERANDS)}
+    {_load("size", M_SIZE)}
+    llvm.br ^pack(%c0 : i64)
+  ^pack(%i: i64):
+    %more_pack = llvm.icmp "slt" %i, %noperands : i64
+    llvm.cond_br %more_pack, ^pack_one, ^post
+  ^pack_one:
+    %from = llvm.call @address(%rec, %descriptors, %i) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+    %n = llvm.call @buffer_field(%rec, %i, %c0) : (!llvm.ptr, i64, i64) -> i64
+    %packed_at = llvm.call @buffer_field(%rec, %i, %c2) : (!llvm.ptr, i64, i64) -> i64
+    %to = llvm.getelementptr %slot[%packed_at] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    "llvm.intr.memcpy"(%to, %from, %n) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
+    %i1 = llvm.add %i, %c1 : i64
+    llvm.br ^pack(%i1 : i64)
+  ^post:
+    {_load("iallgather", M_IALLGATHER, "!llvm.ptr")}
+    %count = llvm.trunc %slot_bytes : i64 to i32
+    %agreement = llvm.call @exchange(%rec, %iallgather, %slot, %slots, %count) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> i64
+    %agreed = llvm.icmp "eq" %agreement, %c0 : i64
+    %agreement_posted = llvm.icmp "eq" %agreement, %c2 : i64
+    llvm.cond_br %agreed, ^check(%c0 : i64), ^agreement_left
+  ^agreement_left:  // not posted: Python runs the op; posted: Python finishes it
+    llvm.cond_br %agreement_posted, ^leave(%pending : i64), ^return(%c1 : i64)
+  ^check(%j: i64):
+    %more_check = llvm.icmp "slt" %j, %size : i64
+    llvm.cond_br %more_check, ^compare, ^checked
+  ^compare:
+    %theirs_at = llvm.mul %j, %slot_bytes : i64
+    %theirs = llvm.getelementptr %slots[%theirs_at] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %mine_v = llvm.load %slot {{alignment = 8 : i64}} : !llvm.ptr -> vector<{DIGEST_WORDS}xi64>
+    %theirs_v = llvm.load %theirs {{alignment = 8 : i64}} : !llvm.ptr -> vector<{DIGEST_WORDS}xi64>
+    %differ = llvm.xor %mine_v, %theirs_v : vector<{DIGEST_WORDS}xi64>
+    %any = "llvm.intr.vector.reduce.or"(%differ) : (vector<{DIGEST_WORDS}xi64>) -> i64
+    %same = llvm.icmp "eq" %any, %c0 : i64
+    %j1 = llvm.add %j, %c1 : i64
+    llvm.cond_br %same, ^check(%j1 : i64), ^leave(%mismatch : i64)
+  ^checked:
+    {_load("direct", M_DIRECT, "!llvm.ptr")}
+    %null = llvm.mlir.zero : !llvm.ptr
+    %inline = llvm.icmp "eq" %direct, %null : !llvm.ptr
+    llvm.cond_br %inline, ^unpack(%c0 : i64), ^direct
+  ^direct:
+    %send = llvm.call @address(%rec, %descriptors, %c0) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+    %receive = llvm.call @address(%rec, %descriptors, %c1) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+    {_load("direct_bytes", M_DIRECT_BYTES)}
+    %per_member = llvm.trunc %direct_bytes : i64 to i32
+    %data = llvm.call @exchange(%rec, %direct, %send, %receive, %per_member) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> i64
+    %moved = llvm.icmp "eq" %data, %c0 : i64
+    %data_posted = llvm.icmp "eq" %data, %c2 : i64
+    llvm.cond_br %moved, ^return(%c0 : i64), ^data_left
+  ^data_left:
+    llvm.cond_br %data_posted, ^leave(%data_pending : i64), ^leave(%data_failed : i64)
+  ^unpack(%u: i64):
+    %more_unpack = llvm.icmp "slt" %u, %noperands : i64
+    llvm.cond_br %more_unpack, ^unpack_one, ^flag
+  ^unpack_one:
+    %result = llvm.add %u, %noperands : i64
+    %dst = llvm.call @address(%rec, %descriptors, %result) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+    %block = llvm.call @buffer_field(%rec, %u, %c3) : (!llvm.ptr, i64, i64) -> i64
+    %source = llvm.call @buffer_field(%rec, %u, %c4) : (!llvm.ptr, i64, i64) -> i64
+    %copies = llvm.call @buffer_field(%rec, %u, %c5) : (!llvm.ptr, i64, i64) -> i64
+    %u1 = llvm.add %u, %c1 : i64
+    llvm.br ^copy(%c0 : i64)
+  ^copy(%m: i64):
+    %more_copy = llvm.icmp "slt" %m, %copies : i64
+    llvm.cond_br %more_copy, ^copy_one, ^unpack(%u1 : i64)
+  ^copy_one:
+    %member_at = llvm.mul %m, %slot_bytes : i64
+    %src_at = llvm.add %member_at, %source : i64
+    %src = llvm.getelementptr %slots[%src_at] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %dst_at = llvm.mul %m, %block : i64
+    %into = llvm.getelementptr %dst[%dst_at] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    "llvm.intr.memcpy"(%into, %src, %block) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
+    %m1 = llvm.add %m, %c1 : i64
+    llvm.br ^copy(%m1 : i64)
+  ^flag:
+    {_load("flag_buffer", M_FLAG_BUFFER)}
+    %has_flag = llvm.icmp "sge" %flag_buffer, %c0 : i64
+    llvm.cond_br %has_flag, ^set_flag, ^return(%c0 : i64)
+  ^set_flag:
+    %flag_byte = llvm.call @address(%rec, %descriptors, %flag_buffer) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+    %one8 = llvm.mlir.constant(1 : i8) : i8
+    llvm.store %one8, %flag_byte : i8, !llvm.ptr
+    llvm.br ^return(%c0 : i64)
+  ^leave(%state: i64):
+    %state_at = llvm.getelementptr %rec[{M_STATE}] : (!llvm.ptr) -> !llvm.ptr, i64
+    llvm.store %state, %state_at : i64, !llvm.ptr
+    llvm.br ^return(%state : i64)
+  ^return(%r: i64):
+    llvm.return %r : i64
+  }}
+}}
+"""
+
+
+_lock = threading.Lock()
+_compiled: tuple[object, int] | None = None
+
+
+def _handler_address() -> int:
+    """``xhlo_mpi_fast``'s address, compiled on first use (the engine is kept for good)."""
+    global _compiled
+    with _lock:
+        if _compiled is None:
+            from .._mlir import ExecutionEngine, ir, new_context
+
+            with new_context():
+                engine = ExecutionEngine(ir.Module.parse(_MODULE), opt_level=2)
+            address = ctypes.c_void_p()
+            argument = ctypes.c_void_p(ctypes.addressof(address))
+            packed = (ctypes.c_void_p * 1)(ctypes.addressof(argument))
+            ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup("xhlo_mpi_fast_address"))(packed)
+            _compiled = (engine, address.value)
+        return _compiled[1]
+
+
+def _libmpi(MPI) -> ctypes.CDLL | None:
+    """The MPI library mpi4py uses, already loaded in this process (never a second one)."""
+    mode = getattr(os, "RTLD_NOLOAD", 0) | ctypes.RTLD_LOCAL
+    names = ["libmpi.so.12", "libmpi.so.40", "libmpi.so"]
+    try:
+        with open("/proc/self/maps") as maps:
+            names += sorted({line.split()[-1] for line in maps if "/libmpi" in line})
+    except OSError:
+        pass
+    for name in names:
+        try:
+            library = ctypes.CDLL(name, mode=mode)
+            library.MPI_Iallgather, library.MPI_Test  # noqa: B018  (both must be there)
+            return library
+        except (OSError, AttributeError):
+            continue
+    return None
+
+
+class FastPath:
+    """Builds handler records for one MPI transport (None from ``create`` when unusable)."""
+
+    def __init__(self, MPI, library: ctypes.CDLL):
+        self.MPI = MPI
+        address = lambda function: ctypes.cast(function, ctypes.c_void_p).value
+        self._iallgather, self._test = address(library.MPI_Iallgather), address(library.MPI_Test)
+        self._direct = {"all_gather": self._iallgather, "all_to_all": address(library.MPI_Ialltoall)}
+        self._request_bytes = MPI._sizeof(MPI.Request)
+        self._handler = _handler_address()
+
+    @classmethod
+    def create(cls, MPI) -> FastPath | None:
+        if os.environ.get("XHLO_MPI_FAST_PATH", "1") == "0":
+            return None
+        if any(MPI._sizeof(kind) > 8 for kind in (MPI.Comm, MPI.Datatype, MPI.Request)):
+            return None
+        library = _libmpi(MPI)
+        return cls(MPI, library) if library is not None else None
+
+    def record(
+        self, op, comm, count: int, position: int, slot: int, slots: int, slot_bytes: int,
+        record_bytes: int, inline: bool,
+    ) -> ctypes.Array | None:
+        """The handler record of call site ``op`` on this rank, member ``position`` of ``count``
+        on ``comm`` (None: Python runs every call).
+
+        ``slot``/``slots``: the agreement buffers (``slot_bytes`` per member, the record's
+        ``record_bytes`` first). ``inline``: the operands travel in the slots; otherwise a
+        one-operand all_gather or all_to_all follows the agreement, buffer to buffer.
+        """
+        buffers, offset = [], record_bytes
+        for nbytes, itemsize in zip(op.operand_bytes, op.operand_itemsize):
+            if op.primitive == "all_to_all":  # member j's block for this rank
+                block, source, copies = nbytes // count, offset + position * (nbytes // count), count
+            else:  # all_gather: every member's operand; collective_broadcast: the root's
+                block, source, copies = nbytes, offset, count if op.primitive == "all_gather" else 1
+            buffers.append((nbytes, itemsize, offset, block, source, copies))
+            offset += nbytes
+        buffers += [(n, item, 0, 0, 0, 0) for n, item in zip(op.result_bytes, op.result_itemsize)]
+        direct = 0 if inline else self._direct.get(op.primitive, 0)
+        per_member = buffers[0][3] if buffers else 0  # MPI counts are C ints
+        if not inline and (not direct or len(op.operand_bytes) != 1 or per_member >= 2**31):
+            return None
+        record = (ctypes.c_int64 * (M_BUFFERS + BUFFER_FIELDS * len(buffers)))()
+        record[M_HANDLER], record[M_IALLGATHER], record[M_TEST] = self._handler, self._iallgather, self._test
+        record[M_COMM], record[M_BYTE] = self.MPI._handleof(comm), self.MPI._handleof(self.MPI.BYTE)
+        record[M_SLOT], record[M_SLOTS], record[M_SLOT_BYTES] = slot, slots, slot_bytes
+        record[M_SIZE], record[M_SPINS] = count, SPINS  # SPINS: read when the record is made
+        record[M_NOPERANDS] = len(op.operand_bytes) if inline else 0  # nothing packed or unpacked
+        flag = len(op.operand_bytes) + 1 if op.primitive == "collective_broadcast" else -1
+        record[M_FLAG_BUFFER] = flag
+        record[M_DIRECT], record[M_DIRECT_BYTES] = direct, per_member
+        for b, fields in enumerate(buffers):
+            record[M_BUFFERS + b * BUFFER_FIELDS : M_BUFFERS + (b + 1) * BUFFER_FIELDS] = list(fields)
+        return record
+
+    def take_state(self, record: ctypes.Array) -> tuple[int, object | None]:
+        """The state native code left, with its pending request as an mpi4py Request; resets it."""
+        state, record[M_STATE] = record[M_STATE], IDLE
+        if state not in (PENDING, DATA_PENDING):
+            return state, None
+        handle = record[M_REQUEST] & ((1 << (8 * self._request_bytes)) - 1)  # as mpi4py reads it
+        return state, self.MPI.Request.fromhandle(handle)
