@@ -1,6 +1,6 @@
 """xhlo's MPI transport next to mpi4py calling the same MPI operation directly.
 
-    mpiexec -n 2 python benchmarks/bench_mpi.py [--quick]
+    mpiexec -n 2 python benchmarks/bench_mpi.py [--quick] [--min-steps 4]
 
 Per collective (all_gather, all_to_all, all_reduce) and per-rank operand size,
 one compiled program runs the collective ``K`` times in a ``stablehlo.while``
@@ -28,8 +28,8 @@ KIB = 1024
 SIZES = [4 * KIB, 64 * KIB, 1024 * KIB, 16 * 1024 * KIB]
 
 
-def steps_for(size: int) -> int:
-    return max(4, min(200, (64 * 1024 * KIB) // size))
+def steps_for(size: int, minimum: int = 4) -> int:
+    return max(minimum, min(200, (64 * 1024 * KIB) // size))
 
 
 def program(op: str, elements: int, ranks: int, steps: int) -> str:
@@ -96,6 +96,11 @@ def chained_loop(comm, op: str, x: np.ndarray, ranks: int, steps: int):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--min-steps", type=int, default=4,
+        help="collectives per program run at least (a run's fixed costs, such as handing "
+        "back its result, are spread over them)",
+    )
     args = parser.parse_args()
 
     import xhlo
@@ -110,7 +115,7 @@ def main() -> None:
     for op in ("all_gather", "all_to_all", "all_reduce"):
         for size in sizes:
             elements = size // 4
-            steps = steps_for(size)
+            steps = steps_for(size, args.min_steps)
             exe = xhlo.compile(program(op, elements, ranks, steps), keep_ir=False)
             x = np.full(elements, comm.Get_rank() + 1, np.float32)
             xhlo_time = time_samples(lambda: run_on_rank(exe, [x]), comm, samples) / steps
