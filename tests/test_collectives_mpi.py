@@ -37,8 +37,11 @@ if MPIEXEC is None:
 JOB_TIMEOUT = 240  # seconds: a hung job fails the test instead of the CI run
 
 
-def mpirun(ranks: int, *command: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_"))}
+def mpirun(ranks: int, *command: str, cwd: Path, threads: str | None = None) -> subprocess.CompletedProcess:
+    """``command`` on ``ranks`` ranks; ``threads``: XHLO_NUM_THREADS for them (None: unset)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "OMPI_", "XHLO_NUM_THREADS"))}
+    if threads is not None:
+        env["XHLO_NUM_THREADS"] = threads
     return subprocess.run(
         [MPIEXEC, "-n", str(ranks), *command],
         cwd=cwd,
@@ -284,6 +287,37 @@ def test_a_program_run_twice_keeps_its_transport(tmp_path):
     done = mpirun(2, sys.executable, "twice.py", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("OK") == 2
+
+
+THREADS_SCRIPT = """
+import os
+import numpy as np
+import xhlo
+from xhlo.runtime import parallel
+from xhlo.runtime.mpi import load_mpi, run_on_rank
+
+rank = load_mpi().COMM_WORLD.Get_rank()
+before = parallel.get_num_threads()
+run_on_rank(xhlo.compile(open("prog.mlir").read()), [np.ones(4, np.float32)])
+counts = (before, parallel.get_num_threads(), len(os.sched_getaffinity(0)))
+open(f"threads{rank}.txt", "w").write(" ".join(map(str, counts)))
+"""
+
+
+@pytest.mark.parametrize("requested", [None, "3"], ids=["default", "XHLO_NUM_THREADS=3"])
+def test_ranks_on_one_node_split_its_cores(tmp_path, requested):
+    """Two ranks on the same cores take half of them each for their parallel loops,
+    unless XHLO_NUM_THREADS chose a count."""
+    (tmp_path / "prog.mlir").write_text(SUM_PROGRAM)
+    (tmp_path / "threads.py").write_text(THREADS_SCRIPT)
+    done = mpirun(2, sys.executable, "threads.py", cwd=tmp_path, threads=requested)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for rank in range(2):
+        before, after, cores = map(int, (tmp_path / f"threads{rank}.txt").read_text().split())
+        if requested:
+            assert (before, after) == (3, 3)
+        else:
+            assert (before, after) == (cores, max(1, cores // 2))
 
 
 def test_send_recv(tmp_path):

@@ -23,6 +23,8 @@ program is the same as for in-process runs, only the transport differs.
   when its operands travel inline or it is a one-operand all_gather or
   all_to_all; Python resumes on a late peer or a mismatch.
   ``XHLO_MPI_FAST_PATH=0`` keeps every call in Python.
+* Ranks that share a node's cores split them: unless ``XHLO_NUM_THREADS`` or
+  ``set_num_threads`` chose a count, each rank's parallel loops use its share.
 * Everything is nonblocking and polled against the collective timeout, so a
   lost or stuck rank ends the job with an error instead of a hang. A failing
   rank prints its error (naming device and op) and calls ``Abort``, which ends
@@ -40,7 +42,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..checks import CheckFailure
-from . import mpi_fast
+from . import mpi_fast, parallel
 from .errors import CollectiveError, CollectiveMismatch, CollectiveTimeout
 from .inprocess import RaggedPlan
 from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
@@ -110,6 +112,7 @@ class MpiTransport:
         # Dup and Split block until every rank calls them: first make sure all ranks are here
         self._wait([self.world.Ibarrier()], None, "waiting for all ranks to start the program")
         self._p2p = self.world.Dup()
+        parallel.share_cores(self._ranks_sharing_cores())
         self._comms: dict[tuple, object] = {}
         self._site_comms: dict[int, object] = {}  # the same by call site, without hashing groups
         self._sends: list[tuple[object, bytes]] = []
@@ -120,6 +123,15 @@ class MpiTransport:
         for op in ops:  # same order on every rank: Split is collective
             if op.primitive in _GROUP_PRIMITIVES:
                 self._group_comm(op.groups)
+
+    def _ranks_sharing_cores(self) -> int:
+        """Ranks on this node (this one included) that may run on any core this one may."""
+        node = self.world.Split_type(self.MPI.COMM_TYPE_SHARED)
+        try:
+            mine = parallel.usable_cores()
+            return sum(1 for cores in node.allgather(mine) if cores & mine)
+        finally:
+            node.Free()
 
     def _group_comm(self, groups: tuple[tuple[int, ...], ...]):
         if groups not in self._comms:

@@ -26,17 +26,22 @@ from .program import packed_function
 SLOT_ADDRESS = "xhlo_parallel_dispatch_slot"  # emitted by xhlo-parallelize-loops: () -> slot address
 
 
-def _default_threads() -> int:
+def _requested_threads() -> int | None:
+    """``XHLO_NUM_THREADS``, if it names a count."""
     text = os.environ.get("XHLO_NUM_THREADS", "")
-    if text.strip().isdigit() and int(text) >= 1:
-        return int(text)
+    return int(text) if text.strip().isdigit() and int(text) >= 1 else None
+
+
+def usable_cores() -> set[int]:
+    """The cores this process may run on."""
     try:
-        return len(os.sched_getaffinity(0))
+        return set(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
+        return set(range(os.cpu_count() or 1))
 
 
-_num_threads = _default_threads()
+_num_threads = _requested_threads() or len(usable_cores())
+_chosen = _requested_threads() is not None  # by the environment or set_num_threads
 
 
 def get_num_threads() -> int:
@@ -45,6 +50,21 @@ def get_num_threads() -> int:
 
 def set_num_threads(count: int) -> int:
     """Threads a parallel loop runs on (1: serial); returns the previous count."""
+    global _chosen
+    _chosen = True
+    return _set_threads(count)
+
+
+def share_cores(sharers: int) -> None:
+    """This process shares its cores with ``sharers - 1`` others (MPI ranks on one node):
+    unless a thread count was chosen, loops use this process's share of the cores, as
+    OpenMP-based MPI programs are run, so the ranks' pool threads do not take turns on
+    the same cores."""
+    if not _chosen and sharers > 1:
+        _set_threads(max(1, len(usable_cores()) // sharers))
+
+
+def _set_threads(count: int) -> int:
     global _num_threads
     if count < 1:
         raise ValueError(f"the number of threads must be at least 1, got {count}")
