@@ -14,6 +14,11 @@ alternate between buffers, which costs MPICH time at large sizes (a 1 MiB
 Alltoall: ~86 us between fixed buffers, ~117 us alternating). The
 ``chained`` columns time mpi4py doing the same: each call reads the previous
 call's result (all_gather: its first block, as the program's slice does).
+
+A run also has costs of its own that are not the collective's: its Python
+call and the copy of its result into a new array (16 MiB: ~1.5 ms). The
+``step`` columns leave them out: the time a run of ``2K`` steps takes more than
+a run of ``K``, per step (with the all_gather's slice, which the program copies).
 """
 
 from __future__ import annotations
@@ -116,9 +121,13 @@ def main() -> None:
         for size in sizes:
             elements = size // 4
             steps = steps_for(size, args.min_steps)
-            exe = xhlo.compile(program(op, elements, ranks, steps), keep_ir=False)
             x = np.full(elements, comm.Get_rank() + 1, np.float32)
-            xhlo_time = time_samples(lambda: run_on_rank(exe, [x]), comm, samples) / steps
+            run_seconds = []
+            for count in (steps, 2 * steps):
+                exe = xhlo.compile(program(op, elements, ranks, count), keep_ir=False)
+                run_seconds.append(time_samples(lambda exe=exe: run_on_rank(exe, [x]), comm, samples))
+            xhlo_time = run_seconds[0] / steps
+            step_time = (run_seconds[1] - run_seconds[0]) / steps
             out = np.empty(elements * (ranks if op == "all_gather" else 1), np.float32)
             call = {
                 "all_gather": lambda: comm.Allgather(x, out),
@@ -132,16 +141,16 @@ def main() -> None:
 
             mpi_time = time_samples(loop, comm, samples) / steps
             chained_time = time_samples(chained_loop(comm, op, x, ranks, steps), comm, samples) / steps
-            rows.append((op, size, xhlo_time, mpi_time, chained_time))
+            rows.append((op, size, xhlo_time, step_time, mpi_time, chained_time))
     if comm.Get_rank() == 0:
         print(f"{ranks} MPI ranks; time per collective (median of {samples} samples)")
-        print(f"{'op':<12}{'size':>10}{'xhlo us':>12}{'mpi4py us':>12}{'ratio':>8}{'chained us':>12}{'ratio':>8}")
-        for op, size, xt, mt, ct in rows:
+        print(f"{'op':<12}{'size':>8}{'xhlo us':>10}{'step us':>10}{'mpi4py us':>11}{'ratio':>7}"
+              f"{'chained us':>12}{'ratio':>7}{'step':>6}")
+        for op, size, xt, st, mt, ct in rows:
             print(
-                f"{op:<12}{size // KIB:>8}Ki{xt * 1e6:>12.1f}{mt * 1e6:>12.1f}{xt / mt:>8.2f}"
-                f"{ct * 1e6:>12.1f}{xt / ct:>8.2f}"
+                f"{op:<12}{size // KIB:>6}Ki{xt * 1e6:>10.1f}{st * 1e6:>10.1f}{mt * 1e6:>11.1f}"
+                f"{xt / mt:>7.2f}{ct * 1e6:>12.1f}{xt / ct:>7.2f}{st / ct:>6.2f}"
             )
-
 
 if __name__ == "__main__":
     main()
