@@ -2,10 +2,11 @@
 
     mpiexec -n 2 python benchmarks/bench_mpi.py [--quick] [--min-steps 4]
 
-Per collective (all_gather, all_to_all, all_reduce) and per-rank operand size,
-one compiled program runs the collective ``K`` times in a ``stablehlo.while``
-(one device per rank, the MPI transport); mpi4py runs the matching blocking
-call (``Allgather``, ``Alltoall``, ``Allreduce``) ``K`` times on numpy buffers.
+Per collective (all_gather, all_to_all, all_reduce, collective_permute around
+the ring of ranks) and per-rank operand size, one compiled program runs the
+collective ``K`` times in a ``stablehlo.while`` (one device per rank, the MPI
+transport); mpi4py runs the matching blocking call (``Allgather``,
+``Alltoall``, ``Allreduce``, ``Sendrecv``) ``K`` times on numpy buffers.
 Both report the median time per collective over the samples; rank 0 prints
 the table with the ratio xhlo / mpi4py.
 
@@ -48,6 +49,10 @@ def program(op: str, elements: int, ranks: int, steps: int) -> str:
     elif op == "all_to_all":
         body = f"""%y = "stablehlo.all_to_all"(%x) {{split_dimension = 0 : i64, concat_dimension = 0 : i64,
           split_count = {ranks} : i64, replica_groups = {groups}}} : ({t}) -> {t}"""
+    elif op == "collective_permute":
+        ring = ", ".join(f"[{r}, {(r + 1) % ranks}]" for r in range(ranks))
+        body = f"""%y = "stablehlo.collective_permute"(%x) {{
+          source_target_pairs = dense<[{ring}]> : tensor<{ranks}x2xi64>}} : ({t}) -> {t}"""
     else:
         body = f"""%y = "stablehlo.all_reduce"(%x) ({{
         ^bb0(%a: tensor<f32>, %b: tensor<f32>):
@@ -84,11 +89,21 @@ def time_samples(fn, comm, samples: int) -> float:
     return statistics.median(times)
 
 
+def mpi_call(comm, op: str):
+    """The blocking mpi4py call doing ``op``: ``call(send, receive)``."""
+    if op == "collective_permute":  # around the ring, as the program's pairs
+        rank, ranks = comm.Get_rank(), comm.Get_size()
+        return lambda send, receive: comm.Sendrecv(
+            send, dest=(rank + 1) % ranks, recvbuf=receive, source=(rank - 1) % ranks
+        )
+    return {"all_gather": comm.Allgather, "all_to_all": comm.Alltoall, "all_reduce": comm.Allreduce}[op]
+
+
 def chained_loop(comm, op: str, x: np.ndarray, ranks: int, steps: int):
     """``steps`` mpi4py calls, each on the previous call's result, as the program's loop."""
     wide = ranks if op == "all_gather" else 1
     buffers = [np.tile(x, wide), np.empty(x.size * wide, np.float32)]
-    call = {"all_gather": comm.Allgather, "all_to_all": comm.Alltoall, "all_reduce": comm.Allreduce}[op]
+    call = mpi_call(comm, op)
 
     def loop():
         for step in range(steps):
@@ -117,7 +132,7 @@ def main() -> None:
     samples = 3 if args.quick else 7
     sizes = SIZES[:3] if args.quick else SIZES
     rows = []
-    for op in ("all_gather", "all_to_all", "all_reduce"):
+    for op in ("all_gather", "all_to_all", "all_reduce", "collective_permute"):
         for size in sizes:
             elements = size // 4
             steps = steps_for(size, args.min_steps)
@@ -129,26 +144,21 @@ def main() -> None:
             xhlo_time = run_seconds[0] / steps
             step_time = (run_seconds[1] - run_seconds[0]) / steps
             out = np.empty(elements * (ranks if op == "all_gather" else 1), np.float32)
-            call = {
-                "all_gather": lambda: comm.Allgather(x, out),
-                "all_to_all": lambda: comm.Alltoall(x, out),
-                "all_reduce": lambda: comm.Allreduce(x, out),
-            }[op]
 
-            def loop(call=call, steps=steps):
+            def loop(call=mpi_call(comm, op), out=out, steps=steps):
                 for _ in range(steps):
-                    call()
+                    call(x, out)
 
             mpi_time = time_samples(loop, comm, samples) / steps
             chained_time = time_samples(chained_loop(comm, op, x, ranks, steps), comm, samples) / steps
             rows.append((op, size, xhlo_time, step_time, mpi_time, chained_time))
     if comm.Get_rank() == 0:
         print(f"{ranks} MPI ranks; time per collective (median of {samples} samples)")
-        print(f"{'op':<12}{'size':>8}{'xhlo us':>10}{'step us':>10}{'mpi4py us':>11}{'ratio':>7}"
+        print(f"{'op':<20}{'size':>8}{'xhlo us':>10}{'step us':>10}{'mpi4py us':>11}{'ratio':>7}"
               f"{'chained us':>12}{'ratio':>7}{'step':>6}")
         for op, size, xt, st, mt, ct in rows:
             print(
-                f"{op:<12}{size // KIB:>6}Ki{xt * 1e6:>10.1f}{st * 1e6:>10.1f}{mt * 1e6:>11.1f}"
+                f"{op:<20}{size // KIB:>6}Ki{xt * 1e6:>10.1f}{st * 1e6:>10.1f}{mt * 1e6:>11.1f}"
                 f"{xt / mt:>7.2f}{ct * 1e6:>12.1f}{xt / ct:>7.2f}{st / ct:>6.2f}"
             )
 

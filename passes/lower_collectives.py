@@ -567,7 +567,9 @@ class _Lowering:
         y, received = runtime_call(
             "collective_permute", [x], [x.type, sh.tensor_type([], sh.i1())], config
         )
-        _replace(op, [_zeros_unless(received, y)])
+        # a ring (every device some pair's target) has no zeros to fill: no pass over y
+        every_device_receives = {t for _, t in pairs} == {d for g in groups for d in g}
+        _replace(op, [y if every_device_receives else _zeros_unless(received, y)])
 
     def collective_broadcast(self, op: ir.Operation) -> None:
         mode = pg.channel_mode(_channel_id(op))

@@ -546,17 +546,17 @@ np.save(f"calls{rank}.npy", exe._runtime.python_calls)
 """
 
 
-def _run_loop(tmp_path, n: int, ranks: int, spins: int) -> list[int]:
-    """Run ``gather_scatter_broadcast`` on ``ranks`` MPI ranks against the oracle; the
-    runtime calls that entered Python, per rank."""
+def _run_loop(tmp_path, n: int, ranks: int, spins: int, program=None, oracle=None) -> list[int]:
+    """Run ``program`` (``gather_scatter_broadcast``) on ``ranks`` MPI ranks against
+    ``oracle`` (its oracle); the runtime calls that entered Python, per rank."""
     rng = np.random.default_rng(5)
     xs = [rng.integers(-4, 5, n).astype(np.float32) for _ in range(ranks)]
-    (tmp_path / "prog.mlir").write_text(gather_scatter_broadcast(n, ranks // 2))
+    (tmp_path / "prog.mlir").write_text(program or gather_scatter_broadcast(n, ranks // 2))
     (tmp_path / "loop.py").write_text(LOOP_SCRIPT)
     np.savez(tmp_path / "in.npz", **{f"arg0_dev{d}": xs[d] for d in range(ranks)})
     done = mpirun(ranks, sys.executable, "loop.py", str(spins), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    for rank, expected in enumerate(_gather_scatter_broadcast_oracle(xs)):
+    for rank, expected in enumerate((oracle or _gather_scatter_broadcast_oracle)(xs)):
         np.testing.assert_array_equal(np.load(tmp_path / f"out{rank}.npy"), expected)
     return [int(np.load(tmp_path / f"calls{rank}.npy")) for rank in range(ranks)]
 
@@ -588,6 +588,41 @@ def test_repeated_collectives_run_natively_in_pairs_of_four_ranks(tmp_path, n):
     calls = _run_loop(tmp_path, n, 4, 100_000)
     # of 4 sites x 8 steps; four ranks share two cores, so peers are late more often
     assert all(c <= _first_calls_only(n) + STEPS // 2 for c in calls), calls
+
+
+def shift_and_add(n: int, ranks: int) -> str:
+    """Each step adds to ``%x`` its left neighbour's ``%x`` (collective_permute 0 -> 1 ->
+    ... -> ranks-1: device 0 receives nothing, so zeros; the last device sends nothing)."""
+    t = f"tensor<{n}xf32>"
+    pairs = ", ".join(f"[{d}, {d + 1}]" for d in range(ranks - 1))
+    return _loop(
+        f"""      %p = "stablehlo.collective_permute"(%x) {{
+          source_target_pairs = dense<[{pairs}]> : tensor<{ranks - 1}x2xi64>}} : ({t}) -> {t}
+      %next = stablehlo.add %x, %p : {t}""",
+        carried=t,
+        replicas=ranks,
+    )
+
+
+def _shift_and_add_oracle(xs: list[np.ndarray]) -> list[np.ndarray]:
+    xs = [x.astype(np.float64) for x in xs]
+    for _ in range(STEPS):
+        xs = [x + (xs[d - 1] if d else 0.0) for d, x in enumerate(xs)]
+    return [x.astype(np.float32) for x in xs]
+
+
+@pytest.mark.parametrize("spins", [100_000, 0], ids=["native", "python-resumes"])
+@pytest.mark.parametrize("n", [4, 2048], ids=["inline", "direct"])
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_repeated_permutes_run_natively(tmp_path, spins, n, ranks):
+    """A collective_permute's later calls run natively: 16-byte operands in the agreement
+    exchange, 8 KiB ones as a send and a receive after it; the device without a source
+    gets zeros, the one without a target sends nothing."""
+    calls = _run_loop(tmp_path, n, ranks, spins, shift_and_add(n, ranks), _shift_and_add_oracle)
+    if spins:  # the first call, and a few for peers late by more than the spins
+        assert all(1 <= c <= 1 + STEPS // 2 for c in calls), calls
+    else:
+        assert calls == [STEPS] * ranks, calls
 
 
 def mismatch_at_step_3(n: int) -> str:

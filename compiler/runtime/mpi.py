@@ -14,14 +14,14 @@ program is the same as for in-process runs, only the transport differs.
   ``Ialltoallv`` of the packed rows.
 * Before each group collective the members all-gather a fixed-size record of
   the op they run, so ranks running different collectives are reported as such.
-  Operands of up to ``_INLINE_BYTES`` of an all_gather, all_to_all or
-  collective_broadcast travel in that exchange, after the record: one MPI
+  Operands of up to ``_INLINE_BYTES`` of an all_gather, all_to_all,
+  collective_broadcast or collective_permute travel in that exchange, after the record: one MPI
   collective instead of two. Every record exchange has the same size, so ranks
   that disagree (one small op, one large) still make matching MPI calls.
 * After a call site's first call on a rank, its later calls run in native
   code (``mpi_fast``: the agreement and the exchange, calling MPI directly)
-  when its operands travel inline or it is a one-operand all_gather or
-  all_to_all; Python resumes on a late peer or a mismatch.
+  when its operands travel inline or it is a one-operand all_gather,
+  all_to_all or collective_permute; Python resumes on a late peer or a mismatch.
   ``XHLO_MPI_FAST_PATH=0`` keeps every call in Python.
 * Ranks that share a node's cores split them: unless ``XHLO_NUM_THREADS`` or
   ``set_num_threads`` chose a count, each rank's parallel loops use its share.
@@ -50,7 +50,7 @@ from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
 _RECORD_BYTES = 512  # what each member says it runs: 32 bytes of digest + description
 _INLINE_BYTES = 4096  # operands up to this size travel with the record
 _SLOT_BYTES = _RECORD_BYTES + _INLINE_BYTES
-_INLINE_PRIMITIVES = frozenset({"all_gather", "all_to_all", "collective_broadcast"})
+_INLINE_PRIMITIVES = frozenset({"all_gather", "all_to_all", "collective_broadcast", "collective_permute"})
 _GROUP_PRIMITIVES = (
     "all_gather",
     "all_reduce",
@@ -227,9 +227,9 @@ class MpiTransport:
         record = self._fast_records.get(op.index)
         if record is None:
             return mpi_fast.IDLE
-        state, request = self._fast.take_state(record)
-        if request is not None:
-            self._wait([request], op, "")
+        state, requests = self._fast.take_state(record)
+        if requests:
+            self._wait(requests, op, "")
         if state in (mpi_fast.PENDING, mpi_fast.MISMATCH):
             self._agreed(op, comm, members)
         elif state == mpi_fast.DATA_FAILED:
@@ -243,7 +243,8 @@ class MpiTransport:
         if op.index not in self._fast_records:
             _, slot, _, slots, _ = self._slots(op, comm, members)
             self._fast_records[op.index] = self._fast.record(
-                op, comm, len(members), position, slot, slots, _SLOT_BYTES, _RECORD_BYTES, inline
+                op, comm, members, position, slot, slots, _SLOT_BYTES, _RECORD_BYTES, inline,
+                peers=(self._p2p, op.index % _TAG_SPACE),
             )
         record = self._fast_records[op.index]
         if record is not None:
@@ -277,11 +278,12 @@ class MpiTransport:
             comm = self._site_comms[op.index] = self._group_comm(op.groups)
         inline = op.primitive in _INLINE_PRIMITIVES and sum(op.operand_bytes) <= _INLINE_BYTES
         state = self._resume(op, comm, members)
-        if state == mpi_fast.DATA_PENDING:  # native code agreed and started the data exchange
-            pass
+        if state == mpi_fast.DATA_PENDING:  # native code agreed and exchanged the data
+            if op.primitive == "collective_permute":
+                results[1].view()[0] = int(op.source_of(self.rank) is not None)
         elif inline:
             gathered = self._slots(op, comm, members)[3] if state else self._agree(op, comm, members, operands)
-            _unpack_inline(op.primitive, gathered, len(members), position, operands, results)
+            _unpack_inline(op, gathered, members, position, operands, results)
         else:
             if not state:
                 self._agree(op, comm, members, ())
@@ -416,21 +418,24 @@ class MpiTransport:
 
 
 def _unpack_inline(
-    primitive: str, gathered: int, count: int, position: int, operands: list[Buffer], results: list[Buffer]
+    op: RuntimeOp, gathered: int, members: tuple[int, ...], position: int,
+    operands: list[Buffer], results: list[Buffer],
 ) -> None:
     """Finish an op whose operands came with the agreement records (``MpiTransport._agree``);
     ``gathered``: the address of the members' slots."""
     memmove = ctypes.memmove
-    if primitive == "collective_broadcast":  # the group's first member is the root
+    if op.primitive in ("collective_broadcast", "collective_permute"):
         (x,), (y, flag) = operands, results
-        memmove(y.address, gathered + _RECORD_BYTES, y.nbytes)
-        flag.view()[0] = 1
+        source = op.sender_position(members[position])
+        if source is not None:
+            memmove(y.address, gathered + source * _SLOT_BYTES + _RECORD_BYTES, y.nbytes)
+        flag.view()[0] = int(source is not None)
         return
     offset = _RECORD_BYTES
     for x, y in zip(operands, results):
-        block = x.nbytes if primitive == "all_gather" else x.nbytes // count
-        source = offset + (0 if primitive == "all_gather" else position * block)
-        for j in range(count):  # all_gather: member j's operand; all_to_all: its block for me
+        block = x.nbytes if op.primitive == "all_gather" else x.nbytes // len(members)
+        source = offset + (0 if op.primitive == "all_gather" else position * block)
+        for j in range(len(members)):  # all_gather: member j's operand; all_to_all: its block for me
             memmove(y.address + j * block, gathered + j * _SLOT_BYTES + source, block)
         offset += x.nbytes
 

@@ -10,13 +10,16 @@ fast-path table, and ``xhlo_rt_fast`` (``spin_wait``) hands later calls to
 Python path (``mpi.MpiTransport.execute``) does:
 
     pack the operands after the agreement record in this rank's slot (when
-    they travel inline: up to 4 KiB of all_gather, all_to_all, broadcast)
+    they travel inline: up to 4 KiB of all_gather, all_to_all, broadcast, permute)
     MPI_Iallgather(slot -> slots) on the group communicator, MPI_Test until done
     compare every member's digest with this rank's: a mismatch is MISMATCH
     inline: copy each member's operand (all_gather), its block for this rank
-      (all_to_all) or the root's (collective_broadcast) into the results
+      (all_to_all), the root's (collective_broadcast) or the source's
+      (collective_permute; none: only the received flag, 0) into the results
     otherwise (a one-operand all_gather or all_to_all): MPI_Iallgather or
-      MPI_Ialltoall from the operand to the result, MPI_Test until done
+      MPI_Ialltoall from the operand to the result, MPI_Test until done;
+      (collective_permute) MPI_Irecv from the source and MPI_Isend to the target
+      on the transport's point-to-point communicator, MPI_Test both until done
 
 It returns 0 when done. When an exchange is not complete after ``SPINS``
 tests it leaves the request in the record (PENDING, DATA_PENDING) and returns
@@ -37,8 +40,9 @@ import threading
 # BUFFER_FIELDS per buffer (operands, then results): byte size, itemsize, offset in the
 # slot it is packed at, unpack block size, unpack source offset, unpack copies.
 (M_MARK, M_HANDLER, M_IALLGATHER, M_TEST, M_COMM, M_BYTE, M_SLOT, M_SLOTS, M_SLOT_BYTES,
- M_SIZE, M_NOPERANDS, M_FLAG_BUFFER, M_STATE, M_REQUEST, M_FLAG, M_SPINS, M_DIRECT,
- M_DIRECT_BYTES, M_STATUS) = range(19)
+ M_SIZE, M_NOPERANDS, M_FLAG_BUFFER, M_FLAG_VALUE, M_STATE, M_REQUEST, M_FLAG, M_SPINS,
+ M_DIRECT, M_DIRECT_BYTES, M_IRECV, M_P2P, M_DEST, M_SOURCE, M_TAG, M_RECV_REQUEST,
+ M_STATUS) = range(26)
 STATUS_FIELDS = 8  # room for any MPI_Status (MPICH 20 bytes, Open MPI 24)
 M_BUFFERS = M_STATUS + STATUS_FIELDS
 BUFFER_FIELDS = 6
@@ -120,6 +124,55 @@ module {{
   ^return(%r: i64):
     llvm.return %r : i64
   }}
+  // collective_permute: post MPI_Irecv(%receive, %count, MPI_BYTE, source, tag, p2p,
+  // recv request) and MPI_Isend(%send, ..., dest, ...) (M_DIRECT holds MPI_Isend; a
+  // missing peer is MPI_PROC_NULL), then MPI_Test both up to M_SPINS times: as @exchange.
+  llvm.func internal @send_receive(%rec: !llvm.ptr, %send: !llvm.ptr, %receive: !llvm.ptr,
+                                   %count: i32) -> i64 {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %c2 = llvm.mlir.constant(2 : i64) : i64
+    %zero32 = llvm.mlir.constant(0 : i32) : i32
+    {_load("p2p", M_P2P)}
+    {_load("byte", M_BYTE)}
+    {_load("test", M_TEST, "!llvm.ptr")}
+    {_load("spins", M_SPINS)}
+    {_load("isend", M_DIRECT, "!llvm.ptr")}
+    {_load("irecv", M_IRECV, "!llvm.ptr")}
+    {_load("dest64", M_DEST)}
+    {_load("source64", M_SOURCE)}
+    {_load("tag64", M_TAG)}
+    %dest = llvm.trunc %dest64 : i64 to i32
+    %source = llvm.trunc %source64 : i64 to i32
+    %tag = llvm.trunc %tag64 : i64 to i32
+    %send_request = llvm.getelementptr %rec[{M_REQUEST}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %recv_request = llvm.getelementptr %rec[{M_RECV_REQUEST}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %flag_at = llvm.getelementptr %rec[{M_FLAG}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %status_at = llvm.getelementptr %rec[{M_STATUS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %received = llvm.call %irecv(%receive, %count, %byte, %source, %tag, %p2p, %recv_request) : !llvm.ptr, (!llvm.ptr, i32, i64, i32, i32, i64, !llvm.ptr) -> i32
+    %receive_failed = llvm.icmp "ne" %received, %zero32 : i32
+    llvm.cond_br %receive_failed, ^return(%c1 : i64), ^post_send
+  ^post_send:
+    %sent = llvm.call %isend(%send, %count, %byte, %dest, %tag, %p2p, %send_request) : !llvm.ptr, (!llvm.ptr, i32, i64, i32, i32, i64, !llvm.ptr) -> i32
+    %send_failed = llvm.icmp "ne" %sent, %zero32 : i32
+    llvm.cond_br %send_failed, ^return(%c1 : i64), ^poll(%c0 : i64)
+  ^poll(%p: i64):
+    %spin_more = llvm.icmp "slt" %p, %spins : i64
+    llvm.cond_br %spin_more, ^test, ^return(%c2 : i64)
+  ^test:  // a completed request becomes MPI_REQUEST_NULL, which tests complete
+    llvm.store %zero32, %flag_at : i32, !llvm.ptr
+    %tested_send = llvm.call %test(%send_request, %flag_at, %status_at) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+    %send_flag = llvm.load %flag_at : !llvm.ptr -> i32
+    llvm.store %zero32, %flag_at : i32, !llvm.ptr
+    %tested_receive = llvm.call %test(%recv_request, %flag_at, %status_at) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+    %receive_flag = llvm.load %flag_at : !llvm.ptr -> i32
+    %both = llvm.and %send_flag, %receive_flag : i32
+    %complete = llvm.icmp "ne" %both, %zero32 : i32
+    %p1 = llvm.add %p, %c1 : i64
+    llvm.cond_br %complete, ^return(%c0 : i64), ^poll(%p1 : i64)
+  ^return(%r: i64):
+    llvm.return %r : i64
+  }}
   // 0 done; 1 not started (Python runs the op); otherwise the state left in the record.
   llvm.func @xhlo_mpi_fast(%rec: !llvm.ptr, %descriptors: !llvm.ptr) -> i64 {{
     %c0 = llvm.mlir.constant(0 : i64) : i64
@@ -181,10 +234,19 @@ module {{
     %receive = llvm.call @address(%rec, %descriptors, %c1) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
     {_load("direct_bytes", M_DIRECT_BYTES)}
     %per_member = llvm.trunc %direct_bytes : i64 to i32
-    %data = llvm.call @exchange(%rec, %direct, %send, %receive, %per_member) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> i64
+    {_load("point_to_point", M_IRECV, "!llvm.ptr")}
+    %permute = llvm.icmp "ne" %point_to_point, %null : !llvm.ptr
+    llvm.cond_br %permute, ^send_receive, ^collective
+  ^send_receive:
+    %sent_received = llvm.call @send_receive(%rec, %send, %receive, %per_member) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> i64
+    llvm.br ^moved(%sent_received : i64)
+  ^collective:
+    %exchanged = llvm.call @exchange(%rec, %direct, %send, %receive, %per_member) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> i64
+    llvm.br ^moved(%exchanged : i64)
+  ^moved(%data: i64):
     %moved = llvm.icmp "eq" %data, %c0 : i64
     %data_posted = llvm.icmp "eq" %data, %c2 : i64
-    llvm.cond_br %moved, ^return(%c0 : i64), ^data_left
+    llvm.cond_br %moved, ^flag, ^data_left
   ^data_left:
     llvm.cond_br %data_posted, ^leave(%data_pending : i64), ^leave(%data_failed : i64)
   ^unpack(%u: i64):
@@ -216,8 +278,9 @@ module {{
     llvm.cond_br %has_flag, ^set_flag, ^return(%c0 : i64)
   ^set_flag:
     %flag_byte = llvm.call @address(%rec, %descriptors, %flag_buffer) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
-    %one8 = llvm.mlir.constant(1 : i8) : i8
-    llvm.store %one8, %flag_byte : i8, !llvm.ptr
+    {_load("flag_value", M_FLAG_VALUE)}
+    %flag8 = llvm.trunc %flag_value : i64 to i8
+    llvm.store %flag8, %flag_byte : i8, !llvm.ptr
     llvm.br ^return(%c0 : i64)
   ^leave(%state: i64):
     %state_at = llvm.getelementptr %rec[{M_STATE}] : (!llvm.ptr) -> !llvm.ptr, i64
@@ -277,7 +340,12 @@ class FastPath:
         self.MPI = MPI
         address = lambda function: ctypes.cast(function, ctypes.c_void_p).value
         self._iallgather, self._test = address(library.MPI_Iallgather), address(library.MPI_Test)
-        self._direct = {"all_gather": self._iallgather, "all_to_all": address(library.MPI_Ialltoall)}
+        self._direct = {
+            "all_gather": self._iallgather,
+            "all_to_all": address(library.MPI_Ialltoall),
+            "collective_permute": address(library.MPI_Isend),
+        }
+        self._irecv = address(library.MPI_Irecv)
         self._request_bytes = MPI._sizeof(MPI.Request)
         self._handler = _handler_address()
 
@@ -291,22 +359,28 @@ class FastPath:
         return cls(MPI, library) if library is not None else None
 
     def record(
-        self, op, comm, count: int, position: int, slot: int, slots: int, slot_bytes: int,
-        record_bytes: int, inline: bool,
+        self, op, comm, members: tuple[int, ...], position: int, slot: int, slots: int,
+        slot_bytes: int, record_bytes: int, inline: bool, peers: tuple = (None, 0),
     ) -> ctypes.Array | None:
-        """The handler record of call site ``op`` on this rank, member ``position`` of ``count``
-        on ``comm`` (None: Python runs every call).
+        """The handler record of call site ``op`` on this rank, member ``position`` of
+        ``members`` on ``comm`` (None: Python runs every call).
 
         ``slot``/``slots``: the agreement buffers (``slot_bytes`` per member, the record's
         ``record_bytes`` first). ``inline``: the operands travel in the slots; otherwise a
-        one-operand all_gather or all_to_all follows the agreement, buffer to buffer.
+        one-operand all_gather or all_to_all follows the agreement, buffer to buffer, or
+        a collective_permute's send and receive on ``peers``: (communicator, tag), ranks
+        on it being device ids.
         """
+        count, sender = len(members), None
         buffers, offset = [], record_bytes
         for nbytes, itemsize in zip(op.operand_bytes, op.operand_itemsize):
             if op.primitive == "all_to_all":  # member j's block for this rank
                 block, source, copies = nbytes // count, offset + position * (nbytes // count), count
-            else:  # all_gather: every member's operand; collective_broadcast: the root's
-                block, source, copies = nbytes, offset, count if op.primitive == "all_gather" else 1
+            elif op.primitive == "all_gather":  # every member's operand
+                block, source, copies = nbytes, offset, count
+            else:  # collective_broadcast, collective_permute: the sender's operand, if any
+                sender = op.sender_position(members[position])
+                block, source, copies = nbytes, offset + (sender or 0) * slot_bytes, int(sender is not None)
             buffers.append((nbytes, itemsize, offset, block, source, copies))
             offset += nbytes
         buffers += [(n, item, 0, 0, 0, 0) for n, item in zip(op.result_bytes, op.result_itemsize)]
@@ -320,17 +394,30 @@ class FastPath:
         record[M_SLOT], record[M_SLOTS], record[M_SLOT_BYTES] = slot, slots, slot_bytes
         record[M_SIZE], record[M_SPINS] = count, SPINS  # SPINS: read when the record is made
         record[M_NOPERANDS] = len(op.operand_bytes) if inline else 0  # nothing packed or unpacked
-        flag = len(op.operand_bytes) + 1 if op.primitive == "collective_broadcast" else -1
-        record[M_FLAG_BUFFER] = flag
+        flagged = op.primitive in ("collective_broadcast", "collective_permute")  # results (y, received)
+        record[M_FLAG_BUFFER] = len(op.operand_bytes) + 1 if flagged else -1
+        record[M_FLAG_VALUE] = int(sender is not None)
         record[M_DIRECT], record[M_DIRECT_BYTES] = direct, per_member
+        if direct and op.primitive == "collective_permute":
+            p2p, tag = peers
+            device, missing = members[position], self.MPI.PROC_NULL
+            record[M_IRECV], record[M_P2P], record[M_TAG] = self._irecv, self.MPI._handleof(p2p), tag
+            record[M_DEST] = _or(op.target_of(device), missing)
+            record[M_SOURCE] = _or(op.source_of(device), missing)
+            record[M_FLAG_VALUE] = int(op.source_of(device) is not None)
         for b, fields in enumerate(buffers):
             record[M_BUFFERS + b * BUFFER_FIELDS : M_BUFFERS + (b + 1) * BUFFER_FIELDS] = list(fields)
         return record
 
-    def take_state(self, record: ctypes.Array) -> tuple[int, object | None]:
-        """The state native code left, with its pending request as an mpi4py Request; resets it."""
+    def take_state(self, record: ctypes.Array) -> tuple[int, list]:
+        """The state native code left, with its pending requests as mpi4py Requests; resets it."""
         state, record[M_STATE] = record[M_STATE], IDLE
         if state not in (PENDING, DATA_PENDING):
-            return state, None
-        handle = record[M_REQUEST] & ((1 << (8 * self._request_bytes)) - 1)  # as mpi4py reads it
-        return state, self.MPI.Request.fromhandle(handle)
+            return state, []
+        fields = [M_REQUEST, M_RECV_REQUEST] if state == DATA_PENDING and record[M_IRECV] else [M_REQUEST]
+        mask = (1 << (8 * self._request_bytes)) - 1  # as mpi4py reads a handle
+        return state, [self.MPI.Request.fromhandle(record[field] & mask) for field in fields]
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value

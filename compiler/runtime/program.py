@@ -113,6 +113,16 @@ class RuntimeOp:
     def target_of(self, device: int) -> int | None:
         return self._targets.get(device)
 
+    def sender_position(self, device: int) -> int | None:
+        """The position in ``device``'s group of the member whose operand becomes its result
+        (collective_broadcast: the root, the group's first member; collective_permute: its
+        source), None if none does."""
+        members, _ = self._membership[device]
+        if self.primitive == "collective_broadcast":
+            return 0
+        source = self._source.get(device)
+        return None if source is None else members.index(source)
+
     @property
     def num_buffers(self) -> int:
         return len(self.operand_bytes) + len(self.result_bytes)

@@ -143,6 +143,23 @@ module attributes {mhlo.num_replicas = 2 : i32, mhlo.num_partitions = 2 : i32} {
 
 // -----
 
+// A ring: every device receives, so there are no zeros to select.
+
+// CHECK-LABEL: func.func @collective_permute_ring
+// CHECK: %[[Y:.*]]:2 = stablehlo.custom_call @xhlo.runtime.collective_permute
+// CHECK-SAME: pairs = dense<{{\[\[}}0, 1], [1, 2], [2, 0]]> : tensor<3x2xi64>
+// CHECK-NOT: stablehlo.select
+// CHECK: return %[[Y]]#0
+module attributes {mhlo.num_replicas = 3 : i32} {
+  func.func @collective_permute_ring(%x: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = "stablehlo.collective_permute"(%x) {source_target_pairs = dense<[[0, 1], [1, 2], [2, 0]]> : tensor<3x2xi64>}
+        : (tensor<3xf32>) -> tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+}
+
+// -----
+
 // collective_broadcast: groups need not cover every device (the others get zeros).
 
 // CHECK-LABEL: func.func @collective_broadcast
