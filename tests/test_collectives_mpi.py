@@ -270,18 +270,21 @@ from xhlo.runtime.mpi import run_on_rank
 exe = xhlo.compile(open("prog.mlir").read())
 rank = MPI.COMM_WORLD.Get_rank()
 transports = []
-for run in range(2):
+for run in range(5):
     (out,) = run_on_rank(exe, [np.full(4, rank + 1 + 10 * run, np.float32)])
     assert (out == 3 + 20 * run).all(), out
     transports.append(exe._runtime.mpi_transport)
-assert transports[0] is transports[1]
+assert all(t is transports[0] for t in transports)
+# the all-reduce's first call enables its native path, which later runs keep
+# (a peer late by more than the native spins sends one more call through Python)
+assert exe._runtime.python_calls <= 2, exe._runtime.python_calls
 print("OK", rank)
 """
 
 
-def test_a_program_run_twice_keeps_its_transport(tmp_path):
-    """The second run on a rank reuses the communicators of the first and still gives
-    the right values (each run all-reduces its own inputs)."""
+def test_a_program_run_again_keeps_its_transport_and_native_path(tmp_path):
+    """Later runs on a rank reuse the communicators of the first and its call sites'
+    native path, and still give the right values (each run all-reduces its own inputs)."""
     (tmp_path / "prog.mlir").write_text(SUM_PROGRAM)
     (tmp_path / "twice.py").write_text(RUN_TWICE)
     done = mpirun(2, sys.executable, "twice.py", cwd=tmp_path)

@@ -120,9 +120,21 @@ class MpiTransport:
         self._records: dict[tuple, tuple] = {}
         self._fast = mpi_fast.FastPath.create(self.MPI)  # None: every call goes through Python
         self._fast_records: dict[int, ctypes.Array] = {}  # per call site, for the native fast path
+        self._device: Device | None = None
         for op in ops:  # same order on every rank: Split is collective
             if op.primitive in _GROUP_PRIMITIVES:
                 self._group_comm(op.groups)
+
+    def device(self, num_replicas: int, num_partitions: int) -> Device:
+        """This rank's device, kept from run to run: the call sites its earlier runs
+        enabled in its fast-path table stay native, so a program that makes each
+        collective once per run (a training step) runs them natively from its second run."""
+        kept = self._device
+        if kept is None or kept.error is not None or (kept.num_replicas, kept.num_partitions) != (
+            num_replicas, num_partitions
+        ):
+            kept = self._device = Device(self.rank, num_replicas, num_partitions, self)
+        return kept
 
     def _ranks_sharing_cores(self) -> int:
         """Ranks on this node (this one included) that may run on any core this one may."""
@@ -475,7 +487,7 @@ def run_on_rank(
         abort_job(world, f"device {world.Get_rank()} (MPI rank {world.Get_rank()}) failed: {err}")
         raise
     num_devices = exe.num_replicas * exe.num_partitions
-    device = Device(transport.rank, exe.num_replicas, exe.num_partitions, transport)
+    device = transport.device(exe.num_replicas, exe.num_partitions)
     try:
         if transport.size != num_devices:
             raise CollectiveError(
