@@ -18,7 +18,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.test_collectives import CASE_ON_REPLICA, groups_attr, module, ragged_module, region
+from tests.test_collectives import (
+    CASE_ON_REPLICA,
+    _random_ragged,
+    groups_attr,
+    module,
+    ragged_model,
+    ragged_module,
+    region,
+)
 
 pytestmark = pytest.mark.mpi
 
@@ -134,6 +142,60 @@ def test_ragged_all_to_all_seed_example(tmp_path):
     )
     np.testing.assert_array_equal(out["out0_dev0"], [1, 3, 0, 0])
     np.testing.assert_array_equal(out["out0_dev1"], [2, 2, 4, 0])
+
+
+def _run_ragged(tmp_path, group, inputs, outputs, io, ss, oo, meta: str) -> dict:
+    """A ragged all-to-all over ``group`` (all devices, any order), one rank each."""
+    rows_in, rows_out = len(inputs[group[0]]), len(outputs[group[0]])
+    row = "x".join(map(str, inputs[group[0]].shape[1:]))
+    shape = tuple(int(n) for n in meta.split("x")[:-1])
+    program = ragged_module(
+        f"tensor<{rows_in}x{row}xf32>", f"tensor<{rows_out}x{row}xf32>", f"tensor<{meta}>",
+        [group], replicas=len(group),
+    )
+    recv = {d: np.zeros_like(ss[d]) for d in group}  # what the spec's recv_sizes say
+    for position, receiver in enumerate(group):
+        for j, sender in enumerate(group):
+            recv[receiver][j] = ss[sender][position]
+    per_device = {d: (inputs[d], outputs[d], io[d], ss[d], oo[d], recv[d]) for d in group}
+    arrays = {
+        f"arg{i}_dev{d}": a.reshape(shape) if i >= 2 else a
+        for d, args in per_device.items()
+        for i, a in enumerate(args)
+    }
+    return xhlo_run(len(group), program, arrays, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "updates,meta,ranks",
+    [(1, "4xi64", 4), (2, "4x2xi32", 4), (2, "8xi64", 4), (160, "2x160xi64", 2)],
+    ids=["one-update", "two-updates-i32", "flat-i64", "metadata-beyond-the-agreement"],
+)
+def test_ragged_all_to_all_matches_the_model(tmp_path, updates, meta, ranks):
+    """Random exchanges against the receiver-side model; 2x160 i64 sizes do not fit in the
+    agreement exchange and take an all-to-all of their own."""
+    group = [2, 0, 3, 1][:ranks] if ranks == 4 else [1, 0]
+    itype = np.int32 if meta.endswith("i32") else np.int64
+    inputs, outputs, io, ss, oo, _ = _random_ragged(group, 6, 24 * updates, updates, (3,), np.float32, itype)
+    out = _run_ragged(tmp_path, group, inputs, outputs, io, ss, oo, meta)
+    for d, expected in ragged_model(group, inputs, outputs, io, ss, oo).items():
+        np.testing.assert_array_equal(out[f"out0_dev{d}"], expected)
+
+
+def test_ragged_all_to_all_overlapping_updates(tmp_path):
+    """Two senders write rows 1-2 of the same receiver: the later sender's rows win, as in
+    process (the receive is not into the result directly then)."""
+    group = [0, 1]
+    inputs = {d: np.full((4, 2), d + 1, np.float32) for d in group}
+    outputs = {d: np.zeros((4, 2), np.float32) for d in group}
+    i64 = lambda *values: np.array(values, np.int64).reshape(2, 1)
+    io = {0: i64(0, 0), 1: i64(0, 0)}
+    ss = {0: i64(2, 2), 1: i64(2, 2)}
+    oo = {0: i64(0, 0), 1: i64(1, 1)}
+    out = _run_ragged(tmp_path, group, inputs, outputs, io, ss, oo, "2x1xi64")
+    for d, expected in ragged_model(group, inputs, outputs, io, ss, oo).items():
+        np.testing.assert_array_equal(out[f"out0_dev{d}"], expected)
+    np.testing.assert_array_equal(out["out0_dev0"][:, 0], [1, 2, 2, 0])
 
 
 def test_four_ranks_match_the_in_process_run(tmp_path):

@@ -659,11 +659,13 @@ class RaggedPlan:
         self.output_rows = op.attrs["output_rows"]
         self.row_bytes = op.operand_bytes[0] // self.input_rows if self.input_rows else 0
 
+    def metadata_dtype(self, index: int) -> type:
+        """The integer type of operand ``index`` (2..5: offsets and sizes)."""
+        return {4: np.int32, 8: np.int64, 2: np.int16, 1: np.int8}[self.op.operand_itemsize[index]]
+
     def metadata(self, buffers: Sequence[Buffer], index: int) -> np.ndarray:
         """Operand ``index`` (2..5: offsets and sizes) as int64, read from memory."""
-        itemsize = self.op.operand_itemsize[index]
-        dtype = {4: np.int32, 8: np.int64, 2: np.int16, 1: np.int8}[itemsize]
-        return buffers[index].view(dtype).astype(np.int64)
+        return buffers[index].view(self.metadata_dtype(index)).astype(np.int64)
 
     def updates_from(self, sender_operands, receiver_position: int, *, sender: int, receiver: int):
         """(input row, output row, rows) of every non-empty update ``sender`` sends ``receiver``."""

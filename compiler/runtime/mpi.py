@@ -298,7 +298,7 @@ class MpiTransport:
             _unpack_inline(op, gathered, members, position, operands, results)
         else:
             if not state:
-                self._agree(op, comm, members, ())
+                self._agree(op, comm, members, _agreement_extras(op, operands))
             getattr(self, f"_{op.primitive}")(op, comm, position, operands, results)
         self._enable_fast_path(device, op, comm, members, position, inline)
 
@@ -347,9 +347,11 @@ class MpiTransport:
         flag.view()[0] = int(source is not None)
 
     def _ragged_all_to_all(self, op, comm, position, operands, results) -> None:
+        """Rows straight from the input and into the result where it can (one update per
+        peer, receive regions apart), else packed and unpacked; one MPI_Ialltoallv."""
         plan = RaggedPlan(op)
-        count, updates = comm.Get_size(), plan.updates
-        input_offsets, sizes, output_offsets = (plan.metadata(operands, i) for i in (2, 3, 4))
+        count, updates, row = comm.Get_size(), plan.updates, plan.row_bytes
+        input_offsets, sizes = plan.metadata(operands, 2), plan.metadata(operands, 3)
         for k in range(count * updates):  # our own reads must stay inside our input
             start, rows = int(input_offsets[k]), int(sizes[k])
             if rows and (rows < 0 or start < 0 or start + rows > plan.input_rows):
@@ -359,50 +361,58 @@ class MpiTransport:
                     device=self.rank,
                     op=op,
                 )
-        outgoing = np.stack([sizes, output_offsets], axis=1).reshape(count, 2 * updates)
+        incoming = self._ragged_incoming(op, comm, position, operands)  # [sender, update, (rows, dest)]
+        for j, (rows, dest) in ((j, u) for j in range(count) for u in incoming[j]):
+            if rows and (rows < 0 or dest < 0 or dest + rows > plan.output_rows):
+                raise CollectiveError(
+                    f"{op.describe()}: device {members_of(op, self.rank)[j]} writes rows [{dest}, {dest + rows}) "
+                    f"of device {self.rank}'s {plan.output_rows}-row output: out of bounds",
+                    device=self.rank,
+                    op=op,
+                )
+        (out,) = results
+        ctypes.memmove(out.address, operands[1].address, out.nbytes)  # untouched rows keep `output`
+        send_counts = [int(sizes[j * updates : (j + 1) * updates].sum()) * row for j in range(count)]
+        recv_counts = [int(incoming[j, :, 0].sum()) * row for j in range(count)]
+        if updates == 1:
+            send = [self._memory(operands[0]), (send_counts, [int(o) * row for o in input_offsets]), self.MPI.BYTE]
+        else:
+            data = operands[0].view().reshape(-1, row) if row else np.empty((0, 0), np.uint8)
+            packed = [data[int(input_offsets[k]) : int(input_offsets[k] + sizes[k])] for k in range(count * updates)]
+            sendbuf = np.concatenate([p.reshape(-1) for p in packed]) if packed else np.empty(0, np.uint8)
+            send = [sendbuf, (send_counts, _displacements(send_counts)), self.MPI.BYTE]
+        regions = incoming.reshape(-1, 2)
+        direct = updates == 1 and _apart(regions[regions[:, 0] > 0])
+        if direct:  # each sender's rows land where they belong
+            receive = [self._memory(out), (recv_counts, [int(d) * row for d in incoming[:, 0, 1]]), self.MPI.BYTE]
+        else:
+            recvbuf = np.empty(sum(recv_counts), np.uint8)
+            receive = [recvbuf, (recv_counts, _displacements(recv_counts)), self.MPI.BYTE]
+        self._wait([comm.Ialltoallv(send, receive)], op, "")
+        if not direct:  # in sender and update order: a later update wins an overlap
+            view, cursor = out.view(), 0
+            for rows, dest in regions:
+                view[dest * row : (dest + rows) * row] = recvbuf[cursor : cursor + rows * row]
+                cursor += rows * row
+
+    def _ragged_incoming(self, op, comm, position, operands) -> np.ndarray:
+        """What each member sends this one: ``[member, update, (rows, output row)]``. From the
+        agreement slots when the metadata came with them, else an all-to-all of it."""
+        plan, count = RaggedPlan(op), comm.Get_size()
+        updates = plan.updates
+        if _agreement_extras(op, operands):
+            slots = self._slots(op, comm, members_of(op, self.rank))[2]
+            dtype = plan.metadata_dtype(3)
+            width = op.operand_bytes[3]
+            mine = slice(position * updates, (position + 1) * updates)
+            sizes = np.stack([slots[j, _RECORD_BYTES : _RECORD_BYTES + width].view(dtype)[mine] for j in range(count)])
+            dests = np.stack([slots[j, _RECORD_BYTES + width : _RECORD_BYTES + 2 * width].view(dtype)[mine] for j in range(count)])
+            return np.stack([sizes, dests], axis=2).astype(np.int64)
+        outgoing = np.stack([plan.metadata(operands, 3), plan.metadata(operands, 4)], axis=1)
+        outgoing = outgoing.reshape(count, 2 * updates)
         incoming = np.empty_like(outgoing)
         self._wait([comm.Ialltoall(outgoing, incoming)], op, "")
-        row = plan.row_bytes
-        data = operands[0].view().reshape(-1, row) if row else np.empty((0, 0), np.uint8)
-        send_counts = [
-            int(sizes[j * updates : (j + 1) * updates].sum()) * row for j in range(count)
-        ]
-        packed = [
-            data[int(input_offsets[k]) : int(input_offsets[k]) + int(sizes[k])]
-            for k in range(count * updates)
-        ]
-        sendbuf = (
-            np.concatenate([p.reshape(-1) for p in packed]) if packed else np.empty(0, np.uint8)
-        )
-        recv_counts = [int(incoming[j, 0::2].sum()) * row for j in range(count)]
-        recvbuf = np.empty(sum(recv_counts), np.uint8)
-        self._wait(
-            [
-                comm.Ialltoallv(
-                    [sendbuf, (send_counts, _displacements(send_counts)), self.MPI.BYTE],
-                    [recvbuf, (recv_counts, _displacements(recv_counts)), self.MPI.BYTE],
-                )
-            ],
-            op,
-            "",
-        )
-        out = results[0].view()
-        out[:] = operands[1].view()  # untouched rows keep `output`
-        cursor = 0
-        for j in range(count):
-            for u in range(updates):
-                rows, dest = int(incoming[j, 2 * u]), int(incoming[j, 2 * u + 1])
-                if rows == 0:
-                    continue
-                if rows < 0 or dest < 0 or dest + rows > plan.output_rows:
-                    raise CollectiveError(
-                        f"{op.describe()}: device {members_of(op, self.rank)[j]} writes rows [{dest}, {dest + rows}) "
-                        f"of device {self.rank}'s {plan.output_rows}-row output: out of bounds",
-                        device=self.rank,
-                        op=op,
-                    )
-                out[dest * row : (dest + rows) * row] = recvbuf[cursor : cursor + rows * row]
-                cursor += rows * row
+        return incoming.reshape(count, updates, 2)
 
     def _send(self, op: RuntimeOp, operands: list[Buffer]) -> None:
         target = op.target_of(self.rank)
@@ -450,6 +460,21 @@ def _unpack_inline(
         for j in range(len(members)):  # all_gather: member j's operand; all_to_all: its block for me
             memmove(y.address + j * block, gathered + j * _SLOT_BYTES + source, block)
         offset += x.nbytes
+
+
+def _agreement_extras(op: RuntimeOp, operands: list[Buffer]) -> list[Buffer]:
+    """What travels with the agreement record besides inline operands: a ragged
+    all-to-all's send sizes and output offsets, when they fit."""
+    if op.primitive == "ragged_all_to_all" and 2 * op.operand_bytes[3] <= _INLINE_BYTES:
+        return [operands[3], operands[4]]
+    return []
+
+
+def _apart(regions: np.ndarray) -> bool:
+    """Whether the ``(rows, first row)`` regions do not overlap."""
+    order = np.argsort(regions[:, 1], kind="stable")
+    starts, ends = regions[order, 1], regions[order, 1] + regions[order, 0]
+    return bool(np.all(starts[1:] >= ends[:-1]))
 
 
 def members_of(op: RuntimeOp, device: int) -> tuple[int, ...]:
