@@ -10,18 +10,20 @@ program is the same as for in-process runs, only the transport differs.
 * all_gather / all_to_all / collective_broadcast map to ``Iallgather`` /
   ``Ialltoall`` / ``Ibcast`` on the group communicator; collective_permute and
   send/recv to ``Isend``/``Irecv`` on a duplicate of the world communicator;
-  ragged all-to-all to an ``Ialltoall`` of (sizes, output offsets) followed by an
-  ``Ialltoallv`` of the packed rows.
+  ragged all-to-all to an ``Ialltoallv`` of the rows, its sizes and output offsets
+  having travelled with the agreement record (or, when they do not fit, in an
+  ``Ialltoall`` of their own).
 * Before each group collective the members all-gather a fixed-size record of
   the op they run, so ranks running different collectives are reported as such.
   Operands of up to ``_INLINE_BYTES`` of an all_gather, all_to_all,
-  collective_broadcast or collective_permute travel in that exchange, after the record: one MPI
-  collective instead of two. Every record exchange has the same size, so ranks
+  collective_broadcast or collective_permute travel in that exchange, after
+  the record: one MPI collective instead of two. Every record exchange has the same size, so ranks
   that disagree (one small op, one large) still make matching MPI calls.
 * After a call site's first call on a rank, its later calls run in native
   code (``mpi_fast``: the agreement and the exchange, calling MPI directly)
   when its operands travel inline or it is a one-operand all_gather,
-  all_to_all or collective_permute; Python resumes on a late peer or a mismatch.
+  all_to_all or collective_permute, or a ragged all-to-all of one update per
+  member; Python resumes on a late peer, a mismatch or rows it must report.
   ``XHLO_MPI_FAST_PATH=0`` keeps every call in Python.
 * Ranks that share a node's cores split them: unless ``XHLO_NUM_THREADS`` or
   ``set_num_threads`` chose a count, each rank's parallel loops use its share.

@@ -19,7 +19,12 @@ Python path (``mpi.MpiTransport.execute``) does:
     otherwise (a one-operand all_gather or all_to_all): MPI_Iallgather or
       MPI_Ialltoall from the operand to the result, MPI_Test until done;
       (collective_permute) MPI_Irecv from the source and MPI_Isend to the target
-      on the transport's point-to-point communicator, MPI_Test both until done
+      on the transport's point-to-point communicator, MPI_Test both until done;
+      (ragged_all_to_all of one update per member, its send sizes and output
+      offsets packed with the record) check every member's rows against the
+      bounds, copy the output operand into the result and MPI_Ialltoallv the rows
+      from the input straight into the result, MPI_Test until done; rows out of
+      bounds or received regions that overlap go to Python (AGREED)
 
 It returns 0 when done. When an exchange is not complete after ``SPINS``
 tests it leaves the request in the record (PENDING, DATA_PENDING) and returns
@@ -42,14 +47,15 @@ import threading
 (M_MARK, M_HANDLER, M_IALLGATHER, M_TEST, M_COMM, M_BYTE, M_SLOT, M_SLOTS, M_SLOT_BYTES,
  M_SIZE, M_NOPERANDS, M_FLAG_BUFFER, M_FLAG_VALUE, M_STATE, M_REQUEST, M_FLAG, M_SPINS,
  M_DIRECT, M_DIRECT_BYTES, M_IRECV, M_P2P, M_DEST, M_SOURCE, M_TAG, M_RECV_REQUEST,
- M_STATUS) = range(26)
+ M_RAGGED, M_ROW, M_IN_ROWS, M_OUT_ROWS, M_POSITION, M_COUNTS, M_STATUS) = range(32)
 STATUS_FIELDS = 8  # room for any MPI_Status (MPICH 20 bytes, Open MPI 24)
 M_BUFFERS = M_STATUS + STATUS_FIELDS
 BUFFER_FIELDS = 6
 DIGEST_WORDS = 4  # the record's first 32 bytes: a digest of what the member runs
 # States native code leaves for Python: the agreement exchange is pending or disagrees;
-# the data exchange is pending or could not be posted.
-IDLE, PENDING, MISMATCH, DATA_PENDING, DATA_FAILED = 0, 2, 3, 4, 5
+# the data exchange is pending or could not be posted; the members agreed, and Python
+# does the rest (a ragged all-to-all whose rows it must report or order).
+IDLE, PENDING, MISMATCH, DATA_PENDING, DATA_FAILED, AGREED = 0, 2, 3, 4, 5, 6
 SPINS = 100_000  # MPI_Test calls before Python takes over (tens of ms; 0: Python waits for every call)
 
 def _load(name: str, index: int, kind: str = "i64") -> str:
@@ -92,25 +98,18 @@ module {{
     %at = llvm.getelementptr %aligned[%bytes] : (!llvm.ptr, i64) -> !llvm.ptr, i8
     llvm.return %at : !llvm.ptr
   }}
-  // Post %collective(%send, %count, MPI_BYTE, %receive, %count, MPI_BYTE, comm, request)
-  // (MPI_Iallgather and MPI_Ialltoall take the same arguments) and MPI_Test the request
-  // up to M_SPINS times: 0 done, 1 not posted, 2 posted but not complete.
-  llvm.func internal @exchange(%rec: !llvm.ptr, %collective: !llvm.ptr, %send: !llvm.ptr,
-                               %receive: !llvm.ptr, %count: i32) -> i64 {{
+  // MPI_Test the request at %request up to M_SPINS times: 0 complete, 2 not yet. A
+  // completed request becomes MPI_REQUEST_NULL, which tests complete again.
+  llvm.func internal @poll(%rec: !llvm.ptr, %request: !llvm.ptr) -> i64 {{
     %c0 = llvm.mlir.constant(0 : i64) : i64
     %c1 = llvm.mlir.constant(1 : i64) : i64
     %c2 = llvm.mlir.constant(2 : i64) : i64
     %zero32 = llvm.mlir.constant(0 : i32) : i32
-    {_load("comm", M_COMM)}
-    {_load("byte", M_BYTE)}
     {_load("test", M_TEST, "!llvm.ptr")}
     {_load("spins", M_SPINS)}
-    %request = llvm.getelementptr %rec[{M_REQUEST}] : (!llvm.ptr) -> !llvm.ptr, i64
     %flag_at = llvm.getelementptr %rec[{M_FLAG}] : (!llvm.ptr) -> !llvm.ptr, i64
     %status_at = llvm.getelementptr %rec[{M_STATUS}] : (!llvm.ptr) -> !llvm.ptr, i64
-    %posted = llvm.call %collective(%send, %count, %byte, %receive, %count, %byte, %comm, %request) : !llvm.ptr, (!llvm.ptr, i32, i64, !llvm.ptr, i32, i64, i64, !llvm.ptr) -> i32
-    %post_failed = llvm.icmp "ne" %posted, %zero32 : i32
-    llvm.cond_br %post_failed, ^return(%c1 : i64), ^poll(%c0 : i64)
+    llvm.br ^poll(%c0 : i64)
   ^poll(%p: i64):
     %spin_more = llvm.icmp "slt" %p, %spins : i64
     llvm.cond_br %spin_more, ^test, ^return(%c2 : i64)
@@ -124,19 +123,35 @@ module {{
   ^return(%r: i64):
     llvm.return %r : i64
   }}
+  // Post %collective(%send, %count, MPI_BYTE, %receive, %count, MPI_BYTE, comm, request)
+  // (MPI_Iallgather and MPI_Ialltoall take the same arguments) and @poll it: 0 done,
+  // 1 not posted, 2 posted but not complete.
+  llvm.func internal @exchange(%rec: !llvm.ptr, %collective: !llvm.ptr, %send: !llvm.ptr,
+                               %receive: !llvm.ptr, %count: i32) -> i64 {{
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %zero32 = llvm.mlir.constant(0 : i32) : i32
+    {_load("comm", M_COMM)}
+    {_load("byte", M_BYTE)}
+    %request = llvm.getelementptr %rec[{M_REQUEST}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %posted = llvm.call %collective(%send, %count, %byte, %receive, %count, %byte, %comm, %request) : !llvm.ptr, (!llvm.ptr, i32, i64, !llvm.ptr, i32, i64, i64, !llvm.ptr) -> i32
+    %post_failed = llvm.icmp "ne" %posted, %zero32 : i32
+    llvm.cond_br %post_failed, ^return(%c1 : i64), ^poll
+  ^poll:
+    %polled = llvm.call @poll(%rec, %request) : (!llvm.ptr, !llvm.ptr) -> i64
+    llvm.br ^return(%polled : i64)
+  ^return(%r: i64):
+    llvm.return %r : i64
+  }}
   // collective_permute: post MPI_Irecv(%receive, %count, MPI_BYTE, source, tag, p2p,
   // recv request) and MPI_Isend(%send, ..., dest, ...) (M_DIRECT holds MPI_Isend; a
-  // missing peer is MPI_PROC_NULL), then MPI_Test both up to M_SPINS times: as @exchange.
+  // missing peer is MPI_PROC_NULL), then @poll both: as @exchange.
   llvm.func internal @send_receive(%rec: !llvm.ptr, %send: !llvm.ptr, %receive: !llvm.ptr,
                                    %count: i32) -> i64 {{
     %c0 = llvm.mlir.constant(0 : i64) : i64
     %c1 = llvm.mlir.constant(1 : i64) : i64
-    %c2 = llvm.mlir.constant(2 : i64) : i64
     %zero32 = llvm.mlir.constant(0 : i32) : i32
     {_load("p2p", M_P2P)}
     {_load("byte", M_BYTE)}
-    {_load("test", M_TEST, "!llvm.ptr")}
-    {_load("spins", M_SPINS)}
     {_load("isend", M_DIRECT, "!llvm.ptr")}
     {_load("irecv", M_IRECV, "!llvm.ptr")}
     {_load("dest64", M_DEST)}
@@ -147,29 +162,168 @@ module {{
     %tag = llvm.trunc %tag64 : i64 to i32
     %send_request = llvm.getelementptr %rec[{M_REQUEST}] : (!llvm.ptr) -> !llvm.ptr, i64
     %recv_request = llvm.getelementptr %rec[{M_RECV_REQUEST}] : (!llvm.ptr) -> !llvm.ptr, i64
-    %flag_at = llvm.getelementptr %rec[{M_FLAG}] : (!llvm.ptr) -> !llvm.ptr, i64
-    %status_at = llvm.getelementptr %rec[{M_STATUS}] : (!llvm.ptr) -> !llvm.ptr, i64
     %received = llvm.call %irecv(%receive, %count, %byte, %source, %tag, %p2p, %recv_request) : !llvm.ptr, (!llvm.ptr, i32, i64, i32, i32, i64, !llvm.ptr) -> i32
     %receive_failed = llvm.icmp "ne" %received, %zero32 : i32
     llvm.cond_br %receive_failed, ^return(%c1 : i64), ^post_send
   ^post_send:
     %sent = llvm.call %isend(%send, %count, %byte, %dest, %tag, %p2p, %send_request) : !llvm.ptr, (!llvm.ptr, i32, i64, i32, i32, i64, !llvm.ptr) -> i32
     %send_failed = llvm.icmp "ne" %sent, %zero32 : i32
-    llvm.cond_br %send_failed, ^return(%c1 : i64), ^poll(%c0 : i64)
-  ^poll(%p: i64):
-    %spin_more = llvm.icmp "slt" %p, %spins : i64
-    llvm.cond_br %spin_more, ^test, ^return(%c2 : i64)
-  ^test:  // a completed request becomes MPI_REQUEST_NULL, which tests complete
-    llvm.store %zero32, %flag_at : i32, !llvm.ptr
-    %tested_send = llvm.call %test(%send_request, %flag_at, %status_at) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
-    %send_flag = llvm.load %flag_at : !llvm.ptr -> i32
-    llvm.store %zero32, %flag_at : i32, !llvm.ptr
-    %tested_receive = llvm.call %test(%recv_request, %flag_at, %status_at) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
-    %receive_flag = llvm.load %flag_at : !llvm.ptr -> i32
-    %both = llvm.and %send_flag, %receive_flag : i32
-    %complete = llvm.icmp "ne" %both, %zero32 : i32
-    %p1 = llvm.add %p, %c1 : i64
-    llvm.cond_br %complete, ^return(%c0 : i64), ^poll(%p1 : i64)
+    llvm.cond_br %send_failed, ^return(%c1 : i64), ^poll_send
+  ^poll_send:
+    %send_polled = llvm.call @poll(%rec, %send_request) : (!llvm.ptr, !llvm.ptr) -> i64
+    %send_done = llvm.icmp "eq" %send_polled, %c0 : i64
+    llvm.cond_br %send_done, ^poll_receive, ^return(%send_polled : i64)
+  ^poll_receive:
+    %receive_polled = llvm.call @poll(%rec, %recv_request) : (!llvm.ptr, !llvm.ptr) -> i64
+    llvm.br ^return(%receive_polled : i64)
+  ^return(%r: i64):
+    llvm.return %r : i64
+  }}
+  // Element %i of an index array of %itemsize (4 or 8) bytes, as i64.
+  llvm.func internal @index_at(%base: !llvm.ptr, %i: i64, %itemsize: i64) -> i64 {{
+    %c4 = llvm.mlir.constant(4 : i64) : i64
+    %narrow = llvm.icmp "eq" %itemsize, %c4 : i64
+    llvm.cond_br %narrow, ^i32, ^i64
+  ^i32:
+    %at32 = llvm.getelementptr %base[%i] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %v32 = llvm.load %at32 : !llvm.ptr -> i32
+    %w = llvm.sext %v32 : i32 to i64
+    llvm.br ^return(%w : i64)
+  ^i64:
+    %at64 = llvm.getelementptr %base[%i] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %v64 = llvm.load %at64 : !llvm.ptr -> i64
+    llvm.br ^return(%v64 : i64)
+  ^return(%v: i64):
+    llvm.return %v : i64
+  }}
+  // Whether rows [%start, %start + %rows) lie within [0, %limit) (no rows: always).
+  llvm.func internal @rows_within(%start: i64, %rows: i64, %limit: i64) -> i1 {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %false = llvm.mlir.constant(false) : i1
+    %true = llvm.mlir.constant(true) : i1
+    %none = llvm.icmp "eq" %rows, %c0 : i64
+    %negative = llvm.icmp "slt" %rows, %c0 : i64
+    %before = llvm.icmp "slt" %start, %c0 : i64
+    %end = llvm.add %start, %rows : i64
+    %after = llvm.icmp "sgt" %end, %limit : i64
+    %outside = llvm.or %before, %after : i1
+    %ok_rows = llvm.select %outside, %false, %true : i1, i1
+    %ok = llvm.select %none, %true, %ok_rows : i1, i1
+    %result = llvm.select %negative, %false, %ok : i1, i1
+    llvm.return %result : i1
+  }}
+  // ragged_all_to_all with one update per member, its sizes and offsets in the slots:
+  // the result starts as the output operand; MPI_Ialltoallv then sends rows straight
+  // from the input and receives them straight into the result (byte counts and
+  // displacements, i32, in the record's scratch), and @poll. 0 done, 1 not posted,
+  // 2 posted but not complete, 3 not posted for Python (rows out of bounds, received
+  // regions that overlap: it reports or orders them).
+  llvm.func internal @ragged(%rec: !llvm.ptr, %descriptors: !llvm.ptr, %slots: !llvm.ptr,
+                             %slot_bytes: i64, %size: i64) -> i64 {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %c2 = llvm.mlir.constant(2 : i64) : i64
+    %c3 = llvm.mlir.constant(3 : i64) : i64
+    %c4 = llvm.mlir.constant(4 : i64) : i64
+    %c5 = llvm.mlir.constant(5 : i64) : i64
+    %c6 = llvm.mlir.constant(6 : i64) : i64
+    %zero32 = llvm.mlir.constant(0 : i32) : i32
+    {_load("row", M_ROW)}
+    {_load("in_rows", M_IN_ROWS)}
+    {_load("out_rows", M_OUT_ROWS)}
+    {_load("position", M_POSITION)}
+    {_load("counts", M_COUNTS, "!llvm.ptr")}
+    %input = llvm.call @address(%rec, %descriptors, %c0) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+    %output = llvm.call @address(%rec, %descriptors, %c1) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+    %offsets = llvm.call @address(%rec, %descriptors, %c2) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+    %sizes = llvm.call @address(%rec, %descriptors, %c3) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+    %result = llvm.call @address(%rec, %descriptors, %c6) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+    %itemsize = llvm.call @buffer_field(%rec, %c3, %c1) : (!llvm.ptr, i64, i64) -> i64
+    %result_bytes = llvm.call @buffer_field(%rec, %c6, %c0) : (!llvm.ptr, i64, i64) -> i64
+    %sizes_packed_at = llvm.call @buffer_field(%rec, %c3, %c2) : (!llvm.ptr, i64, i64) -> i64
+    %offsets_packed_at = llvm.call @buffer_field(%rec, %c4, %c2) : (!llvm.ptr, i64, i64) -> i64
+    %send_counts = llvm.getelementptr %counts[0] : (!llvm.ptr) -> !llvm.ptr, i32
+    %send_displacements = llvm.getelementptr %counts[%size] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %twice = llvm.mul %size, %c2 : i64
+    %receive_counts = llvm.getelementptr %counts[%twice] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %thrice = llvm.mul %size, %c3 : i64
+    %receive_displacements = llvm.getelementptr %counts[%thrice] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    llvm.br ^member(%c0 : i64)
+  ^member(%j: i64):  // what this member sends member %j and receives from it
+    %more = llvm.icmp "slt" %j, %size : i64
+    llvm.cond_br %more, ^plan, ^overlaps(%c0 : i64)
+  ^plan:
+    %send_rows = llvm.call @index_at(%sizes, %j, %itemsize) : (!llvm.ptr, i64, i64) -> i64
+    %send_start = llvm.call @index_at(%offsets, %j, %itemsize) : (!llvm.ptr, i64, i64) -> i64
+    %slot_at = llvm.mul %j, %slot_bytes : i64
+    %sizes_at = llvm.add %slot_at, %sizes_packed_at : i64
+    %offsets_at = llvm.add %slot_at, %offsets_packed_at : i64
+    %their_sizes = llvm.getelementptr %slots[%sizes_at] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %their_offsets = llvm.getelementptr %slots[%offsets_at] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %receive_rows = llvm.call @index_at(%their_sizes, %position, %itemsize) : (!llvm.ptr, i64, i64) -> i64
+    %receive_start = llvm.call @index_at(%their_offsets, %position, %itemsize) : (!llvm.ptr, i64, i64) -> i64
+    %send_ok = llvm.call @rows_within(%send_start, %send_rows, %in_rows) : (i64, i64, i64) -> i1
+    %receive_ok = llvm.call @rows_within(%receive_start, %receive_rows, %out_rows) : (i64, i64, i64) -> i1
+    %ok = llvm.and %send_ok, %receive_ok : i1
+    llvm.cond_br %ok, ^store, ^return(%c3 : i64)
+  ^store:
+    %sc = llvm.mul %send_rows, %row : i64
+    %sd = llvm.mul %send_start, %row : i64
+    %rc = llvm.mul %receive_rows, %row : i64
+    %rd = llvm.mul %receive_start, %row : i64
+    %sc32 = llvm.trunc %sc : i64 to i32
+    %sd32 = llvm.trunc %sd : i64 to i32
+    %rc32 = llvm.trunc %rc : i64 to i32
+    %rd32 = llvm.trunc %rd : i64 to i32
+    %sc_at = llvm.getelementptr %send_counts[%j] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %sd_at = llvm.getelementptr %send_displacements[%j] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %rc_at = llvm.getelementptr %receive_counts[%j] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %rd_at = llvm.getelementptr %receive_displacements[%j] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    llvm.store %sc32, %sc_at : i32, !llvm.ptr
+    llvm.store %sd32, %sd_at : i32, !llvm.ptr
+    llvm.store %rc32, %rc_at : i32, !llvm.ptr
+    llvm.store %rd32, %rd_at : i32, !llvm.ptr
+    %j1 = llvm.add %j, %c1 : i64
+    llvm.br ^member(%j1 : i64)
+  ^overlaps(%a: i64):  // received regions [rd, rd + rc) must be apart
+    %more_a = llvm.icmp "slt" %a, %size : i64
+    %a1 = llvm.add %a, %c1 : i64
+    llvm.cond_br %more_a, ^against(%a1 : i64), ^post
+  ^against(%b: i64):
+    %more_b = llvm.icmp "slt" %b, %size : i64
+    llvm.cond_br %more_b, ^compare, ^overlaps(%a1 : i64)
+  ^compare:
+    %rca_at = llvm.getelementptr %receive_counts[%a] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %rda_at = llvm.getelementptr %receive_displacements[%a] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %rcb_at = llvm.getelementptr %receive_counts[%b] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %rdb_at = llvm.getelementptr %receive_displacements[%b] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %rca = llvm.load %rca_at : !llvm.ptr -> i32
+    %rda = llvm.load %rda_at : !llvm.ptr -> i32
+    %rcb = llvm.load %rcb_at : !llvm.ptr -> i32
+    %rdb = llvm.load %rdb_at : !llvm.ptr -> i32
+    %enda = llvm.add %rda, %rca : i32
+    %endb = llvm.add %rdb, %rcb : i32
+    %a_some = llvm.icmp "sgt" %rca, %zero32 : i32
+    %b_some = llvm.icmp "sgt" %rcb, %zero32 : i32
+    %a_before_b_ends = llvm.icmp "slt" %rda, %endb : i32
+    %b_before_a_ends = llvm.icmp "slt" %rdb, %enda : i32
+    %both = llvm.and %a_some, %b_some : i1
+    %meet = llvm.and %a_before_b_ends, %b_before_a_ends : i1
+    %overlap = llvm.and %both, %meet : i1
+    %b1 = llvm.add %b, %c1 : i64
+    llvm.cond_br %overlap, ^return(%c3 : i64), ^against(%b1 : i64)
+  ^post:
+    "llvm.intr.memcpy"(%result, %output, %result_bytes) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
+    {_load("alltoallv", M_DIRECT, "!llvm.ptr")}
+    {_load("comm", M_COMM)}
+    {_load("byte", M_BYTE)}
+    %request = llvm.getelementptr %rec[{M_REQUEST}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %posted = llvm.call %alltoallv(%input, %send_counts, %send_displacements, %byte, %result, %receive_counts, %receive_displacements, %byte, %comm, %request) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, !llvm.ptr) -> i32
+    %post_failed = llvm.icmp "ne" %posted, %zero32 : i32
+    llvm.cond_br %post_failed, ^return(%c1 : i64), ^poll
+  ^poll:
+    %polled = llvm.call @poll(%rec, %request) : (!llvm.ptr, !llvm.ptr) -> i64
+    llvm.br ^return(%polled : i64)
   ^return(%r: i64):
     llvm.return %r : i64
   }}
@@ -185,6 +339,7 @@ module {{
     %mismatch = llvm.mlir.constant({MISMATCH} : i64) : i64
     %data_pending = llvm.mlir.constant({DATA_PENDING} : i64) : i64
     %data_failed = llvm.mlir.constant({DATA_FAILED} : i64) : i64
+    %agreed_only = llvm.mlir.constant({AGREED} : i64) : i64
     {_load("slot", M_SLOT, "!llvm.ptr")}
     {_load("slots", M_SLOTS, "!llvm.ptr")}
     {_load("slot_bytes", M_SLOT_BYTES)}
@@ -230,6 +385,14 @@ module {{
     %inline = llvm.icmp "eq" %direct, %null : !llvm.ptr
     llvm.cond_br %inline, ^unpack(%c0 : i64), ^direct
   ^direct:
+    {_load("ragged_all_to_all", M_RAGGED)}
+    %is_ragged = llvm.icmp "ne" %ragged_all_to_all, %c0 : i64
+    llvm.cond_br %is_ragged, ^ragged, ^not_ragged
+  ^ragged:
+    %ragged_done = llvm.call @ragged(%rec, %descriptors, %slots, %slot_bytes, %size) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64) -> i64
+    %for_python = llvm.icmp "eq" %ragged_done, %c3 : i64
+    llvm.cond_br %for_python, ^leave(%agreed_only : i64), ^moved(%ragged_done : i64)
+  ^not_ragged:
     %send = llvm.call @address(%rec, %descriptors, %c0) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
     %receive = llvm.call @address(%rec, %descriptors, %c1) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
     {_load("direct_bytes", M_DIRECT_BYTES)}
@@ -346,6 +509,7 @@ class FastPath:
             "collective_permute": address(library.MPI_Isend),
         }
         self._irecv = address(library.MPI_Irecv)
+        self._alltoallv = address(library.MPI_Ialltoallv)
         self._request_bytes = MPI._sizeof(MPI.Request)
         self._handler = _handler_address()
 
@@ -369,10 +533,46 @@ class FastPath:
         ``record_bytes`` first). ``inline``: the operands travel in the slots; otherwise a
         one-operand all_gather or all_to_all follows the agreement, buffer to buffer, or
         a collective_permute's send and receive on ``peers``: (communicator, tag), ranks
-        on it being device ids.
+        on it being device ids, or a ragged all-to-all's MPI_Ialltoallv.
         """
-        count, sender = len(members), None
-        buffers, offset = [], record_bytes
+        if op.primitive == "ragged_all_to_all":
+            layout = self._ragged_layout(op, len(members), slot_bytes - record_bytes, record_bytes)
+        else:
+            layout = self._layout(op, members, position, slot_bytes, record_bytes, inline)
+        if layout is None:
+            return None
+        buffers, packed, direct, scratch = layout
+        record = (ctypes.c_int64 * (M_BUFFERS + BUFFER_FIELDS * len(buffers) + scratch))()
+        record[M_HANDLER], record[M_IALLGATHER], record[M_TEST] = self._handler, self._iallgather, self._test
+        record[M_COMM], record[M_BYTE] = self.MPI._handleof(comm), self.MPI._handleof(self.MPI.BYTE)
+        record[M_SLOT], record[M_SLOTS], record[M_SLOT_BYTES] = slot, slots, slot_bytes
+        record[M_SIZE], record[M_SPINS] = len(members), SPINS  # SPINS: read when the record is made
+        record[M_NOPERANDS] = packed  # operands packed after the agreement record (0: none)
+        record[M_DIRECT], record[M_DIRECT_BYTES] = direct, buffers[0][3] if buffers else 0
+        flagged = op.primitive in ("collective_broadcast", "collective_permute")  # results (y, received)
+        record[M_FLAG_BUFFER] = len(op.operand_bytes) + 1 if flagged else -1
+        sender = op.sender_position(members[position]) if flagged else None
+        record[M_FLAG_VALUE] = int(sender is not None)
+        if direct and op.primitive == "collective_permute":
+            p2p, tag = peers
+            device, missing = members[position], self.MPI.PROC_NULL
+            record[M_IRECV], record[M_P2P], record[M_TAG] = self._irecv, self.MPI._handleof(p2p), tag
+            record[M_DEST] = _or(op.target_of(device), missing)
+            record[M_SOURCE] = _or(op.source_of(device), missing)
+        if op.primitive == "ragged_all_to_all":
+            record[M_RAGGED], record[M_POSITION] = 1, position
+            record[M_ROW] = op.operand_bytes[0] // op.attrs["input_rows"]
+            record[M_IN_ROWS], record[M_OUT_ROWS] = op.attrs["input_rows"], op.attrs["output_rows"]
+            record[M_COUNTS] = ctypes.addressof(record) + 8 * (len(record) - scratch)
+        for b, fields in enumerate(buffers):
+            record[M_BUFFERS + b * BUFFER_FIELDS : M_BUFFERS + (b + 1) * BUFFER_FIELDS] = list(fields)
+        return record
+
+    def _layout(self, op, members, position: int, slot_bytes: int, record_bytes: int, inline: bool):
+        """``(buffer fields, operands packed, direct MPI function, scratch fields)`` of an
+        all_gather, all_to_all, collective_broadcast or collective_permute; None if Python
+        must run it."""
+        count, buffers, offset = len(members), [], record_bytes
         for nbytes, itemsize in zip(op.operand_bytes, op.operand_itemsize):
             if op.primitive == "all_to_all":  # member j's block for this rank
                 block, source, copies = nbytes // count, offset + position * (nbytes // count), count
@@ -384,30 +584,30 @@ class FastPath:
             buffers.append((nbytes, itemsize, offset, block, source, copies))
             offset += nbytes
         buffers += [(n, item, 0, 0, 0, 0) for n, item in zip(op.result_bytes, op.result_itemsize)]
-        direct = 0 if inline else self._direct.get(op.primitive, 0)
+        if inline:
+            return buffers, len(op.operand_bytes), 0, 0
+        direct = self._direct.get(op.primitive, 0)
         per_member = buffers[0][3] if buffers else 0  # MPI counts are C ints
-        if not inline and (not direct or len(op.operand_bytes) != 1 or per_member >= 2**31):
+        if not direct or len(op.operand_bytes) != 1 or per_member >= 2**31:
             return None
-        record = (ctypes.c_int64 * (M_BUFFERS + BUFFER_FIELDS * len(buffers)))()
-        record[M_HANDLER], record[M_IALLGATHER], record[M_TEST] = self._handler, self._iallgather, self._test
-        record[M_COMM], record[M_BYTE] = self.MPI._handleof(comm), self.MPI._handleof(self.MPI.BYTE)
-        record[M_SLOT], record[M_SLOTS], record[M_SLOT_BYTES] = slot, slots, slot_bytes
-        record[M_SIZE], record[M_SPINS] = count, SPINS  # SPINS: read when the record is made
-        record[M_NOPERANDS] = len(op.operand_bytes) if inline else 0  # nothing packed or unpacked
-        flagged = op.primitive in ("collective_broadcast", "collective_permute")  # results (y, received)
-        record[M_FLAG_BUFFER] = len(op.operand_bytes) + 1 if flagged else -1
-        record[M_FLAG_VALUE] = int(sender is not None)
-        record[M_DIRECT], record[M_DIRECT_BYTES] = direct, per_member
-        if direct and op.primitive == "collective_permute":
-            p2p, tag = peers
-            device, missing = members[position], self.MPI.PROC_NULL
-            record[M_IRECV], record[M_P2P], record[M_TAG] = self._irecv, self.MPI._handleof(p2p), tag
-            record[M_DEST] = _or(op.target_of(device), missing)
-            record[M_SOURCE] = _or(op.source_of(device), missing)
-            record[M_FLAG_VALUE] = int(op.source_of(device) is not None)
-        for b, fields in enumerate(buffers):
-            record[M_BUFFERS + b * BUFFER_FIELDS : M_BUFFERS + (b + 1) * BUFFER_FIELDS] = list(fields)
-        return record
+        return buffers, 0, direct, 0
+
+    def _ragged_layout(self, op, count: int, room: int, record_bytes: int):
+        """As ``_layout`` for a ragged all-to-all of one update per member whose send sizes
+        and output offsets fit in the agreement slot (``room`` bytes after the record), and
+        whose byte counts are C ints; scratch: i32 counts and displacements, 4 per member."""
+        width = op.operand_bytes[3]
+        if op.attrs["num_updates"] != 1 or 2 * width > room or not op.attrs["input_rows"]:
+            return None
+        if max(op.operand_bytes[0], op.result_bytes[0]) >= 2**31:
+            return None
+        packed_at = {3: record_bytes, 4: record_bytes + width}  # as MpiTransport._agree packs them
+        buffers = [
+            (width if b in packed_at else 0, itemsize, packed_at.get(b, 0), 0, 0, 0)
+            for b, itemsize in enumerate(op.operand_itemsize)
+        ]
+        buffers += [(n, item, 0, 0, 0, 0) for n, item in zip(op.result_bytes, op.result_itemsize)]
+        return buffers, len(op.operand_bytes), self._alltoallv, 2 * count
 
     def take_state(self, record: ctypes.Array) -> tuple[int, list]:
         """The state native code left, with its pending requests as mpi4py Requests; resets it."""
