@@ -3,10 +3,11 @@
     mpiexec -n 2 python benchmarks/bench_mpi.py [--quick] [--min-steps 4]
 
 Per collective (all_gather, all_to_all, all_reduce, collective_permute around
-the ring of ranks) and per-rank operand size, one compiled program runs the
-collective ``K`` times in a ``stablehlo.while`` (one device per rank, the MPI
-transport); mpi4py runs the matching blocking call (``Allgather``,
-``Alltoall``, ``Allreduce``, ``Sendrecv``) ``K`` times on numpy buffers.
+the ring of ranks, ragged_all_to_all of equal parts) and per-rank operand size,
+one compiled program runs the collective ``K`` times in a ``stablehlo.while``
+(one device per rank, the MPI transport); mpi4py runs the matching blocking
+calls (``Allgather``, ``Alltoall``, ``Allreduce``, ``Sendrecv``, ``Alltoall``
+of the sizes then ``Alltoallv``) ``K`` times on numpy buffers.
 Both report the median time per collective over the samples; rank 0 prints
 the table with the ratio xhlo / mpi4py.
 
@@ -53,14 +54,20 @@ def program(op: str, elements: int, ranks: int, steps: int) -> str:
         ring = ", ".join(f"[{r}, {(r + 1) % ranks}]" for r in range(ranks))
         body = f"""%y = "stablehlo.collective_permute"(%x) {{
           source_target_pairs = dense<[{ring}]> : tensor<{ranks}x2xi64>}} : ({t}) -> {t}"""
+    elif op == "ragged_all_to_all":
+        m = f"tensor<{ranks}xi64>"
+        body = f"""%zeros = stablehlo.constant dense<0.0> : {t}
+      %y = stablehlo.custom_call @ragged_all_to_all(%x, %zeros, %io, %ss, %oo, %rs) {{api_version = 4 : i32,
+          backend_config = {{replica_groups = {groups}}}}} : ({t}, {t}, {m}, {m}, {m}, {m}) -> {t}"""
     else:
         body = f"""%y = "stablehlo.all_reduce"(%x) ({{
         ^bb0(%a: tensor<f32>, %b: tensor<f32>):
           %s = stablehlo.add %a, %b : tensor<f32>
           stablehlo.return %s : tensor<f32>
       }}) {{replica_groups = {groups}}} : ({t}) -> {t}"""
+    metadata = "".join(f"%{name}: tensor<{ranks}xi64>, " for name in RAGGED_METADATA) if op == "ragged_all_to_all" else ""
     return f"""module attributes {{mhlo.num_replicas = {ranks} : i32, mhlo.num_partitions = 1 : i32}} {{
-  func.func @main(%x0: {t}) -> {t} {{
+  func.func @main({metadata}%x0: {t}) -> {t} {{
     %zero = stablehlo.constant dense<0> : tensor<i32>
     %one = stablehlo.constant dense<1> : tensor<i32>
     %k = stablehlo.constant dense<{steps}> : tensor<i32>
@@ -78,6 +85,20 @@ def program(op: str, elements: int, ranks: int, steps: int) -> str:
 }}"""
 
 
+RAGGED_METADATA = ("io", "ss", "oo", "rs")  # input offsets, send sizes, output offsets, recv sizes
+
+
+def ragged_metadata(elements: int, rank: int, ranks: int) -> list[np.ndarray]:
+    """Equal parts: part j of this rank's rows goes to rank j, at its part ``rank``."""
+    part = elements // ranks
+    return [
+        np.arange(ranks, dtype=np.int64) * part,
+        np.full(ranks, part, np.int64),
+        np.full(ranks, rank * part, np.int64),
+        np.full(ranks, part, np.int64),
+    ]
+
+
 def time_samples(fn, comm, samples: int) -> float:
     fn()
     times = []
@@ -89,13 +110,24 @@ def time_samples(fn, comm, samples: int) -> float:
     return statistics.median(times)
 
 
-def mpi_call(comm, op: str):
-    """The blocking mpi4py call doing ``op``: ``call(send, receive)``."""
+def mpi_call(comm, op: str, elements: int):
+    """The blocking mpi4py calls doing ``op``: ``call(send, receive)``."""
+    rank, ranks = comm.Get_rank(), comm.Get_size()
     if op == "collective_permute":  # around the ring, as the program's pairs
-        rank, ranks = comm.Get_rank(), comm.Get_size()
         return lambda send, receive: comm.Sendrecv(
             send, dest=(rank + 1) % ranks, recvbuf=receive, source=(rank - 1) % ranks
         )
+    if op == "ragged_all_to_all":  # the sizes, then the rows
+        from mpi4py import MPI
+
+        _, sizes, _, received = ragged_metadata(elements, rank, ranks)
+        layout = (list(sizes), [int(o) for o in np.cumsum(sizes) - sizes])
+
+        def ragged(send, receive):
+            comm.Alltoall(sizes, received)
+            comm.Alltoallv([send, layout, MPI.FLOAT], [receive, layout, MPI.FLOAT])
+
+        return ragged
     return {"all_gather": comm.Allgather, "all_to_all": comm.Alltoall, "all_reduce": comm.Allreduce}[op]
 
 
@@ -103,7 +135,7 @@ def chained_loop(comm, op: str, x: np.ndarray, ranks: int, steps: int):
     """``steps`` mpi4py calls, each on the previous call's result, as the program's loop."""
     wide = ranks if op == "all_gather" else 1
     buffers = [np.tile(x, wide), np.empty(x.size * wide, np.float32)]
-    call = mpi_call(comm, op)
+    call = mpi_call(comm, op, x.size)
 
     def loop():
         for step in range(steps):
@@ -132,20 +164,24 @@ def main() -> None:
     samples = 3 if args.quick else 7
     sizes = SIZES[:3] if args.quick else SIZES
     rows = []
-    for op in ("all_gather", "all_to_all", "all_reduce", "collective_permute"):
+    for op in ("all_gather", "all_to_all", "all_reduce", "collective_permute", "ragged_all_to_all"):
         for size in sizes:
             elements = size // 4
             steps = steps_for(size, args.min_steps)
             x = np.full(elements, comm.Get_rank() + 1, np.float32)
+            arguments = [x]
+            if op == "ragged_all_to_all":
+                arguments = [*ragged_metadata(elements, comm.Get_rank(), ranks), x]
             run_seconds = []
             for count in (steps, 2 * steps):
                 exe = xhlo.compile(program(op, elements, ranks, count), keep_ir=False)
-                run_seconds.append(time_samples(lambda exe=exe: run_on_rank(exe, [x]), comm, samples))
+                run = lambda exe=exe: run_on_rank(exe, arguments)
+                run_seconds.append(time_samples(run, comm, samples))
             xhlo_time = run_seconds[0] / steps
             step_time = (run_seconds[1] - run_seconds[0]) / steps
             out = np.empty(elements * (ranks if op == "all_gather" else 1), np.float32)
 
-            def loop(call=mpi_call(comm, op), out=out, steps=steps):
+            def loop(call=mpi_call(comm, op, elements), out=out, steps=steps):
                 for _ in range(steps):
                     call(x, out)
 

@@ -724,11 +724,13 @@ np.save(f"calls{rank}.npy", exe._runtime.python_calls)
 
 @pytest.mark.parametrize("spins", [100_000, 0], ids=["native", "python-resumes"])
 @pytest.mark.parametrize("ranks,meta", [(2, "2xi64"), (4, "4xi32")])
-@pytest.mark.parametrize("overlap", [False, True], ids=["apart", "overlapping"])
-def test_repeated_ragged_all_to_all_runs_natively(tmp_path, spins, ranks, meta, overlap):
+@pytest.mark.parametrize("layout", ["apart", "overlapping", "covering"])
+def test_repeated_ragged_all_to_all_runs_natively(tmp_path, spins, ranks, meta, layout):
     """A ragged all-to-all's later calls run natively (one MPI_Ialltoallv, rows straight
     from the input into the result) and match the model step after step; received rows
-    that overlap go back to Python, which applies them in sender order."""
+    that overlap go back to Python, which applies them in sender order; rows that cover
+    the whole output leave nothing of the output operand to copy."""
+    overlap = layout == "overlapping"
     group, rows = list(range(ranks)), 3 * ranks
     itype = np.int32 if meta.endswith("i32") else np.int64
     rng = np.random.default_rng(7)
@@ -736,7 +738,7 @@ def test_repeated_ragged_all_to_all_runs_natively(tmp_path, spins, ranks, meta, 
     for receiver in group:
         cursor = 0
         for sender in group:
-            n = int(rng.integers(0, 4))
+            n = 3 if layout == "covering" else int(rng.integers(0, 4))
             io[sender][receiver], ss[sender][receiver] = int(rng.integers(0, rows - n + 1)), n
             oo[sender][receiver] = max(0, cursor - 1) if overlap else cursor
             cursor = oo[sender][receiver, 0] + n

@@ -373,7 +373,6 @@ class MpiTransport:
                     op=op,
                 )
         (out,) = results
-        ctypes.memmove(out.address, operands[1].address, out.nbytes)  # untouched rows keep `output`
         send_counts = [int(sizes[j * updates : (j + 1) * updates].sum()) * row for j in range(count)]
         recv_counts = [int(incoming[j, :, 0].sum()) * row for j in range(count)]
         if updates == 1:
@@ -385,6 +384,8 @@ class MpiTransport:
             send = [sendbuf, (send_counts, _displacements(send_counts)), self.MPI.BYTE]
         regions = incoming.reshape(-1, 2)
         direct = updates == 1 and _apart(regions[regions[:, 0] > 0])
+        if not (direct and sum(recv_counts) == out.nbytes):  # rows nobody sends keep `output`
+            ctypes.memmove(out.address, operands[1].address, out.nbytes)
         if direct:  # each sender's rows land where they belong
             receive = [self._memory(out), (recv_counts, [int(d) * row for d in incoming[:, 0, 1]]), self.MPI.BYTE]
         else:

@@ -213,7 +213,8 @@ module {{
     llvm.return %result : i1
   }}
   // ragged_all_to_all with one update per member, its sizes and offsets in the slots:
-  // the result starts as the output operand; MPI_Ialltoallv then sends rows straight
+  // the result starts as the output operand (unless the rows received cover it);
+  // MPI_Ialltoallv then sends rows straight
   // from the input and receives them straight into the result (byte counts and
   // displacements, i32, in the record's scratch), and @poll. 0 done, 1 not posted,
   // 2 posted but not complete, 3 not posted for Python (rows out of bounds, received
@@ -248,8 +249,8 @@ module {{
     %receive_counts = llvm.getelementptr %counts[%twice] : (!llvm.ptr, i64) -> !llvm.ptr, i32
     %thrice = llvm.mul %size, %c3 : i64
     %receive_displacements = llvm.getelementptr %counts[%thrice] : (!llvm.ptr, i64) -> !llvm.ptr, i32
-    llvm.br ^member(%c0 : i64)
-  ^member(%j: i64):  // what this member sends member %j and receives from it
+    llvm.br ^member(%c0, %c0 : i64, i64)
+  ^member(%j: i64, %received: i64):  // what this member sends member %j and receives from it
     %more = llvm.icmp "slt" %j, %size : i64
     llvm.cond_br %more, ^plan, ^overlaps(%c0 : i64)
   ^plan:
@@ -284,7 +285,8 @@ module {{
     llvm.store %rc32, %rc_at : i32, !llvm.ptr
     llvm.store %rd32, %rd_at : i32, !llvm.ptr
     %j1 = llvm.add %j, %c1 : i64
-    llvm.br ^member(%j1 : i64)
+    %received1 = llvm.add %received, %rc : i64
+    llvm.br ^member(%j1, %received1 : i64, i64)
   ^overlaps(%a: i64):  // received regions [rd, rd + rc) must be apart
     %more_a = llvm.icmp "slt" %a, %size : i64
     %a1 = llvm.add %a, %c1 : i64
@@ -312,8 +314,13 @@ module {{
     %overlap = llvm.and %both, %meet : i1
     %b1 = llvm.add %b, %c1 : i64
     llvm.cond_br %overlap, ^return(%c3 : i64), ^against(%b1 : i64)
-  ^post:
+  ^post:  // rows no member sends keep the output operand's (none such: no copy)
+    %covered = llvm.icmp "eq" %received, %result_bytes : i64
+    llvm.cond_br %covered, ^exchange, ^keep_output
+  ^keep_output:
     "llvm.intr.memcpy"(%result, %output, %result_bytes) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
+    llvm.br ^exchange
+  ^exchange:
     {_load("alltoallv", M_DIRECT, "!llvm.ptr")}
     {_load("comm", M_COMM)}
     {_load("byte", M_BYTE)}
