@@ -145,6 +145,36 @@ def chained_loop(comm, op: str, x: np.ndarray, ranks: int, steps: int):
     return loop
 
 
+def measure(comm, op: str, size: int, steps: int, samples: int) -> tuple[float, float, float, float]:
+    """Seconds per collective: xhlo (a run of ``steps``; the step columns' slope), then
+    mpi4py on fixed buffers and chained."""
+    import xhlo
+    from xhlo.runtime.mpi import run_on_rank
+
+    ranks, elements = comm.Get_size(), size // 4
+    x = np.full(elements, comm.Get_rank() + 1, np.float32)
+    arguments = [x]
+    if op == "ragged_all_to_all":
+        arguments = [*ragged_metadata(elements, comm.Get_rank(), ranks), x]
+    run_seconds = []
+    for count in (steps, 2 * steps):
+        exe = xhlo.compile(program(op, elements, ranks, count), keep_ir=False)
+        run_seconds.append(time_samples(lambda: run_on_rank(exe, arguments), comm, samples))  # noqa: B023
+    out = np.empty(elements * (ranks if op == "all_gather" else 1), np.float32)
+    call = mpi_call(comm, op, elements)
+
+    def loop():
+        for _ in range(steps):
+            call(x, out)
+
+    return (
+        run_seconds[0] / steps,
+        (run_seconds[1] - run_seconds[0]) / steps,
+        time_samples(loop, comm, samples) / steps,
+        time_samples(chained_loop(comm, op, x, ranks, steps), comm, samples) / steps,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -155,9 +185,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    import xhlo
     from mpi4py import MPI
-    from xhlo.runtime.mpi import run_on_rank
 
     comm = MPI.COMM_WORLD
     ranks = comm.Get_size()
@@ -166,28 +194,7 @@ def main() -> None:
     rows = []
     for op in ("all_gather", "all_to_all", "all_reduce", "collective_permute", "ragged_all_to_all"):
         for size in sizes:
-            elements = size // 4
-            steps = steps_for(size, args.min_steps)
-            x = np.full(elements, comm.Get_rank() + 1, np.float32)
-            arguments = [x]
-            if op == "ragged_all_to_all":
-                arguments = [*ragged_metadata(elements, comm.Get_rank(), ranks), x]
-            run_seconds = []
-            for count in (steps, 2 * steps):
-                exe = xhlo.compile(program(op, elements, ranks, count), keep_ir=False)
-                run = lambda exe=exe: run_on_rank(exe, arguments)
-                run_seconds.append(time_samples(run, comm, samples))
-            xhlo_time = run_seconds[0] / steps
-            step_time = (run_seconds[1] - run_seconds[0]) / steps
-            out = np.empty(elements * (ranks if op == "all_gather" else 1), np.float32)
-
-            def loop(call=mpi_call(comm, op, elements), out=out, steps=steps):
-                for _ in range(steps):
-                    call(x, out)
-
-            mpi_time = time_samples(loop, comm, samples) / steps
-            chained_time = time_samples(chained_loop(comm, op, x, ranks, steps), comm, samples) / steps
-            rows.append((op, size, xhlo_time, step_time, mpi_time, chained_time))
+            rows.append((op, size, *measure(comm, op, size, steps_for(size, args.min_steps), samples)))
     if comm.Get_rank() == 0:
         print(f"{ranks} MPI ranks; time per collective (median of {samples} samples)")
         print(f"{'op':<20}{'size':>8}{'xhlo us':>10}{'step us':>10}{'mpi4py us':>11}{'ratio':>7}"
@@ -197,6 +204,7 @@ def main() -> None:
                 f"{op:<20}{size // KIB:>6}Ki{xt * 1e6:>10.1f}{st * 1e6:>10.1f}{mt * 1e6:>11.1f}"
                 f"{xt / mt:>7.2f}{ct * 1e6:>12.1f}{xt / ct:>7.2f}{st / ct:>6.2f}"
             )
+
 
 if __name__ == "__main__":
     main()

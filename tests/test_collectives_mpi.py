@@ -768,6 +768,32 @@ def test_repeated_ragged_all_to_all_runs_natively(tmp_path, spins, ranks, meta, 
         assert calls == [STEPS] * ranks, calls
 
 
+def test_ragged_rows_out_of_bounds_on_the_native_path_are_reported(tmp_path):
+    """Step 3 sends more rows than the input has, after the native path took over: the
+    native code hands the call to Python, which names the op and the rows."""
+    program = ragged_loop(4, 2, "2xi64").replace(
+        "      %next = stablehlo.custom_call @ragged_all_to_all(%x, %zeros, %io, %ss,",
+        """      %three = stablehlo.constant dense<3> : tensor<i32>
+      %at3 = stablehlo.compare EQ, %i, %three : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      %many = stablehlo.constant dense<9> : tensor<2xi64>
+      %sizes = stablehlo.select %at3, %many, %ss : tensor<i1>, tensor<2xi64>
+      %next = stablehlo.custom_call @ragged_all_to_all(%x, %zeros, %io, %sizes,""",
+    )
+    (tmp_path / "prog.mlir").write_text(program)
+    two = np.array([2, 2], np.int64)
+    arrays = {
+        f"arg{i}_dev{d}": a
+        for d in range(2)
+        for i, a in enumerate((np.array([0, 2]), two, np.full(2, 2 * d), two, np.ones((4, 2), np.float32)))
+    }
+    np.savez(tmp_path / "in.npz", **arrays)
+    done = mpirun(
+        2, sys.executable, "-m", "xhlo.tools.run", "prog.mlir", "--inputs", "in.npz", cwd=tmp_path
+    )
+    assert done.returncode != 0
+    assert "ragged_all_to_all" in done.stderr and "sends rows [0, 9) of its 4-row input: out of bounds" in done.stderr, done.stderr
+
+
 def mismatch_at_step_3(n: int) -> str:
     """Step 3 on replica 1 gathers 8 bytes at another call site while replica 0 gathers
     ``n`` floats at the site the native path has run since step 1."""

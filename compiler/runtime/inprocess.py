@@ -47,10 +47,34 @@ import numpy as np
 from .errors import CollectiveAborted, CollectiveError, CollectiveMismatch, CollectiveTimeout
 from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
 from .spin_wait import (
-    DISAGREE, R_AGREEMENT, R_BARRIER, R_COPIES, R_COUNT, R_EVENTS, R_FAILURE, R_FLAG_SLOT,
-    R_FLAG_VALUE, R_IDS, R_ITEMSIZES, R_KERNEL, R_KERNEL_ARGS, R_KERNEL_NPLAN, R_KERNEL_PLAN,
-    R_NBUFS, R_NCOPIES, R_NEXT, R_PENDING_STATUS, R_PENDING_TARGET, R_ROW, R_SIZE, R_SLOT,
-    R_TABLE, READY, exchange_function, native, wait_function,
+    DISAGREE,
+    R_AGREEMENT,
+    R_BARRIER,
+    R_COPIES,
+    R_COUNT,
+    R_EVENTS,
+    R_FAILURE,
+    R_FLAG_SLOT,
+    R_FLAG_VALUE,
+    R_IDS,
+    R_ITEMSIZES,
+    R_KERNEL,
+    R_KERNEL_ARGS,
+    R_KERNEL_NPLAN,
+    R_KERNEL_PLAN,
+    R_NBUFS,
+    R_NCOPIES,
+    R_NEXT,
+    R_PENDING_STATUS,
+    R_PENDING_TARGET,
+    R_ROW,
+    R_SIZE,
+    R_SLOT,
+    R_TABLE,
+    READY,
+    exchange_function,
+    native,
+    wait_function,
 )
 
 _Arrival = tuple[RuntimeOp, tuple[int, ...], list[Buffer], list[Buffer]]

@@ -357,20 +357,16 @@ class MpiTransport:
         for k in range(count * updates):  # our own reads must stay inside our input
             start, rows = int(input_offsets[k]), int(sizes[k])
             if rows and (rows < 0 or start < 0 or start + rows > plan.input_rows):
-                raise CollectiveError(
-                    f"{op.describe()}: device {self.rank} sends rows [{start}, {start + rows}) of its "
-                    f"{plan.input_rows}-row input: out of bounds",
-                    device=self.rank,
-                    op=op,
+                raise _out_of_bounds(
+                    op, self.rank, f"device {self.rank} sends rows [{start}, {start + rows}) of its "
+                    f"{plan.input_rows}-row input"
                 )
         incoming = self._ragged_incoming(op, comm, position, operands)  # [sender, update, (rows, dest)]
-        for j, (rows, dest) in ((j, u) for j in range(count) for u in incoming[j]):
+        for sender, (rows, dest) in ((j, u) for j in range(count) for u in incoming[j]):
             if rows and (rows < 0 or dest < 0 or dest + rows > plan.output_rows):
-                raise CollectiveError(
-                    f"{op.describe()}: device {members_of(op, self.rank)[j]} writes rows [{dest}, {dest + rows}) "
-                    f"of device {self.rank}'s {plan.output_rows}-row output: out of bounds",
-                    device=self.rank,
-                    op=op,
+                raise _out_of_bounds(
+                    op, self.rank, f"device {members_of(op, self.rank)[sender]} writes rows "
+                    f"[{dest}, {dest + rows}) of device {self.rank}'s {plan.output_rows}-row output"
                 )
         (out,) = results
         send_counts = [int(sizes[j * updates : (j + 1) * updates].sum()) * row for j in range(count)]
@@ -471,6 +467,10 @@ def _agreement_extras(op: RuntimeOp, operands: list[Buffer]) -> list[Buffer]:
     if op.primitive == "ragged_all_to_all" and 2 * op.operand_bytes[3] <= _INLINE_BYTES:
         return [operands[3], operands[4]]
     return []
+
+
+def _out_of_bounds(op: RuntimeOp, rank: int, rows: str) -> CollectiveError:
+    return CollectiveError(f"{op.describe()}: {rows}: out of bounds", device=rank, op=op)
 
 
 def _apart(regions: np.ndarray) -> bool:

@@ -123,23 +123,29 @@ module {{
   ^return(%r: i64):
     llvm.return %r : i64
   }}
-  // Post %collective(%send, %count, MPI_BYTE, %receive, %count, MPI_BYTE, comm, request)
-  // (MPI_Iallgather and MPI_Ialltoall take the same arguments) and @poll it: 0 done,
-  // 1 not posted, 2 posted but not complete.
-  llvm.func internal @exchange(%rec: !llvm.ptr, %collective: !llvm.ptr, %send: !llvm.ptr,
-                               %receive: !llvm.ptr, %count: i32) -> i64 {{
+  // After posting the request at %request with MPI status %status: 1 not posted,
+  // else as @poll.
+  llvm.func internal @poll_posted(%rec: !llvm.ptr, %status: i32, %request: !llvm.ptr) -> i64 {{
     %c1 = llvm.mlir.constant(1 : i64) : i64
     %zero32 = llvm.mlir.constant(0 : i32) : i32
-    {_load("comm", M_COMM)}
-    {_load("byte", M_BYTE)}
-    %request = llvm.getelementptr %rec[{M_REQUEST}] : (!llvm.ptr) -> !llvm.ptr, i64
-    %posted = llvm.call %collective(%send, %count, %byte, %receive, %count, %byte, %comm, %request) : !llvm.ptr, (!llvm.ptr, i32, i64, !llvm.ptr, i32, i64, i64, !llvm.ptr) -> i32
-    %post_failed = llvm.icmp "ne" %posted, %zero32 : i32
+    %post_failed = llvm.icmp "ne" %status, %zero32 : i32
     llvm.cond_br %post_failed, ^return(%c1 : i64), ^poll
   ^poll:
     %polled = llvm.call @poll(%rec, %request) : (!llvm.ptr, !llvm.ptr) -> i64
     llvm.br ^return(%polled : i64)
   ^return(%r: i64):
+    llvm.return %r : i64
+  }}
+  // Post %collective(%send, %count, MPI_BYTE, %receive, %count, MPI_BYTE, comm, request)
+  // (MPI_Iallgather and MPI_Ialltoall take the same arguments) and @poll it: 0 done,
+  // 1 not posted, 2 posted but not complete.
+  llvm.func internal @exchange(%rec: !llvm.ptr, %collective: !llvm.ptr, %send: !llvm.ptr,
+                               %receive: !llvm.ptr, %count: i32) -> i64 {{
+    {_load("comm", M_COMM)}
+    {_load("byte", M_BYTE)}
+    %request = llvm.getelementptr %rec[{M_REQUEST}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %posted = llvm.call %collective(%send, %count, %byte, %receive, %count, %byte, %comm, %request) : !llvm.ptr, (!llvm.ptr, i32, i64, !llvm.ptr, i32, i64, i64, !llvm.ptr) -> i32
+    %r = llvm.call @poll_posted(%rec, %posted, %request) : (!llvm.ptr, i32, !llvm.ptr) -> i64
     llvm.return %r : i64
   }}
   // collective_permute: post MPI_Irecv(%receive, %count, MPI_BYTE, source, tag, p2p,
@@ -167,10 +173,7 @@ module {{
     llvm.cond_br %receive_failed, ^return(%c1 : i64), ^post_send
   ^post_send:
     %sent = llvm.call %isend(%send, %count, %byte, %dest, %tag, %p2p, %send_request) : !llvm.ptr, (!llvm.ptr, i32, i64, i32, i32, i64, !llvm.ptr) -> i32
-    %send_failed = llvm.icmp "ne" %sent, %zero32 : i32
-    llvm.cond_br %send_failed, ^return(%c1 : i64), ^poll_send
-  ^poll_send:
-    %send_polled = llvm.call @poll(%rec, %send_request) : (!llvm.ptr, !llvm.ptr) -> i64
+    %send_polled = llvm.call @poll_posted(%rec, %sent, %send_request) : (!llvm.ptr, i32, !llvm.ptr) -> i64
     %send_done = llvm.icmp "eq" %send_polled, %c0 : i64
     llvm.cond_br %send_done, ^poll_receive, ^return(%send_polled : i64)
   ^poll_receive:
@@ -326,10 +329,7 @@ module {{
     {_load("byte", M_BYTE)}
     %request = llvm.getelementptr %rec[{M_REQUEST}] : (!llvm.ptr) -> !llvm.ptr, i64
     %posted = llvm.call %alltoallv(%input, %send_counts, %send_displacements, %byte, %result, %receive_counts, %receive_displacements, %byte, %comm, %request) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64, !llvm.ptr) -> i32
-    %post_failed = llvm.icmp "ne" %posted, %zero32 : i32
-    llvm.cond_br %post_failed, ^return(%c1 : i64), ^poll
-  ^poll:
-    %polled = llvm.call @poll(%rec, %request) : (!llvm.ptr, !llvm.ptr) -> i64
+    %polled = llvm.call @poll_posted(%rec, %posted, %request) : (!llvm.ptr, i32, !llvm.ptr) -> i64
     llvm.br ^return(%polled : i64)
   ^return(%r: i64):
     llvm.return %r : i64
