@@ -17,8 +17,9 @@ program is the same as for in-process runs, only the transport differs.
   the op they run, so ranks running different collectives are reported as such.
   Operands of up to ``_INLINE_BYTES`` of an all_gather, all_to_all,
   collective_broadcast or collective_permute travel in that exchange, after
-  the record: one MPI collective instead of two. Every record exchange has the same size, so ranks
-  that disagree (one small op, one large) still make matching MPI calls.
+  the record: one MPI collective instead of two. Every record exchange has the
+  same size, so ranks that disagree (one small op, one large) still make
+  matching MPI calls.
 * After a call site's first call on a rank, its later calls run in native
   code (``mpi_fast``: the agreement and the exchange, calling MPI directly)
   when its operands travel inline or it is a one-operand all_gather,
@@ -372,7 +373,8 @@ class MpiTransport:
         send_counts = [int(sizes[j * updates : (j + 1) * updates].sum()) * row for j in range(count)]
         recv_counts = [int(incoming[j, :, 0].sum()) * row for j in range(count)]
         if updates == 1:
-            send = [self._memory(operands[0]), (send_counts, [int(o) * row for o in input_offsets]), self.MPI.BYTE]
+            starts = [int(o) * row if n else 0 for o, n in zip(input_offsets, sizes)]  # C ints
+            send = [self._memory(operands[0]), (send_counts, starts), self.MPI.BYTE]
         else:
             data = operands[0].view().reshape(-1, row) if row else np.empty((0, 0), np.uint8)
             packed = [data[int(input_offsets[k]) : int(input_offsets[k] + sizes[k])] for k in range(count * updates)]
@@ -383,7 +385,8 @@ class MpiTransport:
         if not (direct and sum(recv_counts) == out.nbytes):  # rows nobody sends keep `output`
             ctypes.memmove(out.address, operands[1].address, out.nbytes)
         if direct:  # each sender's rows land where they belong
-            receive = [self._memory(out), (recv_counts, [int(d) * row for d in incoming[:, 0, 1]]), self.MPI.BYTE]
+            starts = [int(d) * row if n else 0 for n, d in incoming[:, 0]]
+            receive = [self._memory(out), (recv_counts, starts), self.MPI.BYTE]
         else:
             recvbuf = np.empty(sum(recv_counts), np.uint8)
             receive = [recvbuf, (recv_counts, _displacements(recv_counts)), self.MPI.BYTE]

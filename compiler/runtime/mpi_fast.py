@@ -270,11 +270,15 @@ module {{
     %receive_ok = llvm.call @rows_within(%receive_start, %receive_rows, %out_rows) : (i64, i64, i64) -> i1
     %ok = llvm.and %send_ok, %receive_ok : i1
     llvm.cond_br %ok, ^store, ^return(%c3 : i64)
-  ^store:
+  ^store:  // an empty part's displacement is 0: any start is allowed there
     %sc = llvm.mul %send_rows, %row : i64
-    %sd = llvm.mul %send_start, %row : i64
+    %send_none = llvm.icmp "eq" %send_rows, %c0 : i64
+    %send_from = llvm.mul %send_start, %row : i64
+    %sd = llvm.select %send_none, %c0, %send_from : i1, i64
     %rc = llvm.mul %receive_rows, %row : i64
-    %rd = llvm.mul %receive_start, %row : i64
+    %receive_none = llvm.icmp "eq" %receive_rows, %c0 : i64
+    %receive_at = llvm.mul %receive_start, %row : i64
+    %rd = llvm.select %receive_none, %c0, %receive_at : i1, i64
     %sc32 = llvm.trunc %sc : i64 to i32
     %sd32 = llvm.trunc %sd : i64 to i32
     %rc32 = llvm.trunc %rc : i64 to i32
