@@ -663,6 +663,78 @@ def _random_ragged(group, rows_in, rows_out, updates, row_shape, dtype, itype):
     return inputs, outputs, io, ss, oo, recv
 
 
+def ragged_steps(ranks: int, meta: str, layout: str, steps: int):
+    """``steps`` ragged all-to-alls in a loop, each of the last one's result into zeros
+    (offsets and sizes: arguments, one update per member; ``layout``: "apart",
+    "overlapping" or "covering" receive regions, and offsets far out of range for empty
+    parts). Returns the program, each device's arguments and the model's results."""
+    group, rows = list(range(ranks)), 3 * ranks
+    itype = np.int32 if meta.endswith("i32") else np.int64
+    rng = np.random.default_rng(7)
+    io, ss, oo = ({d: np.zeros((ranks, 1), itype) for d in group} for _ in range(3))
+    for receiver in group:
+        cursor = 0
+        for sender in group:
+            n = 3 if layout == "covering" else int(rng.integers(0, 4))
+            io[sender][receiver], ss[sender][receiver] = int(rng.integers(0, rows - n + 1)), n
+            oo[sender][receiver] = max(0, cursor - 1) if layout == "overlapping" else cursor
+            cursor = oo[sender][receiver, 0] + n
+            if n == 0:  # an empty part's offsets may be anything
+                io[sender][receiver], oo[sender][receiver] = 2**30, -(2**30)
+        assert cursor <= rows
+    rs = {r: np.array([ss[s][r] for s in group], itype).reshape(ranks, 1) for r in group}
+    xs = {d: rng.integers(-9, 10, (rows, 2)).astype(np.float32) for d in group}
+    expected = xs
+    for _ in range(steps):
+        zeros = {d: np.zeros((rows, 2), np.float32) for d in group}
+        expected = ragged_model(group, expected, zeros, io, ss, oo)
+    args = [tuple(a.reshape(-1) for a in (io[d], ss[d], oo[d], rs[d])) + (xs[d],) for d in group]
+    return ragged_loop(rows, ranks, meta, steps), args, [expected[d] for d in group]
+
+
+def ragged_loop(
+    rows: int, ranks: int, meta: str, steps: int, sizes: str = "%ss", prelude: str = "", data: str = "%x"
+) -> str:
+    """``main(io, ss, oo, rs, x0)``: ``steps`` times ``x = ragged_all_to_all(<data>, zeros,
+    io, <sizes>, oo, rs)``, ``sizes`` and ``data`` SSA values of the loop body (``%i``: the
+    step; ``prelude``: lines before the call)."""
+    t, m = f"tensor<{rows}x2xf32>", f"tensor<{meta}>"
+    group = groups_attr([list(range(ranks))])
+    body = f"""  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %steps = stablehlo.constant dense<{steps}> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %x = %x0) : tensor<i32>, {t}
+    cond {{
+      %c = stablehlo.compare LT, %i, %steps : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    }} do {{
+      %zeros = stablehlo.constant dense<0.0> : {t}
+      %three = stablehlo.constant dense<3> : tensor<i32>
+      %at3 = stablehlo.compare EQ, %i, %three : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      %many = stablehlo.constant dense<9> : {m}
+{prelude}      %next = stablehlo.custom_call @ragged_all_to_all({data}, %zeros, %io, {sizes}, %oo, %rs) {{api_version = 4 : i32,
+          backend_config = {{replica_groups = {group}}}}} : ({t}, {t}, {m}, {m}, {m}, {m}) -> {t}
+      %i1 = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %i1, %next : tensor<i32>, {t}
+    }}
+  return %r#1 : {t}"""
+    signature = f"(%io: {m}, %ss: {m}, %oo: {m}, %rs: {m}, %x0: {t}) -> {t}"
+    return module(signature, body, replicas=ranks)
+
+
+# a ragged_loop's sizes that are out of bounds at step 3 (9 rows of a smaller input)
+SIZES_OUT_OF_BOUNDS_AT_STEP_3 = "%ss_or_many"
+
+
+def ragged_loop_out_of_bounds_at_step_3(rows: int, ranks: int, meta: str, steps: int) -> str:
+    m = f"tensor<{meta}>"
+    return ragged_loop(rows, ranks, meta, steps, SIZES_OUT_OF_BOUNDS_AT_STEP_3).replace(
+        "      %next = ",
+        f"      {SIZES_OUT_OF_BOUNDS_AT_STEP_3} = stablehlo.select %at3, %many, %ss : tensor<i1>, {m}\n      %next = ",
+        1,
+    )
+
+
 @pytest.mark.parametrize("updates,meta_shape", [(1, "4"), (2, "4x2"), (2, "8")])
 def test_ragged_all_to_all_model(updates, meta_shape):
     """4 devices, 2-D rows, cross-partition groups, several updates per peer."""

@@ -23,8 +23,10 @@ from tests.test_collectives import (
     _random_ragged,
     groups_attr,
     module,
+    ragged_loop_out_of_bounds_at_step_3,
     ragged_model,
     ragged_module,
+    ragged_steps,
     region,
 )
 
@@ -690,21 +692,6 @@ def test_repeated_permutes_run_natively(tmp_path, spins, n, ranks):
         assert calls == [STEPS] * ranks, calls
 
 
-def ragged_loop(rows: int, ranks: int, meta: str) -> str:
-    """Each step a ragged all-to-all of ``%x``'s rows (offsets and sizes: arguments) into
-    zeros; its result is the next ``%x``."""
-    t, m = f"tensor<{rows}x2xf32>", f"tensor<{meta}>"
-    group = groups_attr([list(range(ranks))])
-    program = _loop(
-        f"""      %zeros = stablehlo.constant dense<0.0> : {t}
-      %next = stablehlo.custom_call @ragged_all_to_all(%x, %zeros, %io, %ss, %oo, %rs) {{api_version = 4 : i32,
-          backend_config = {{replica_groups = {group}}}}} : ({t}, {t}, {m}, {m}, {m}, {m}) -> {t}""",
-        carried=t,
-        replicas=ranks,
-    )
-    return program.replace("(%x0: ", f"(%io: {m}, %ss: {m}, %oo: {m}, %rs: {m}, %x0: ", 1)
-
-
 RAGGED_LOOP_SCRIPT = """
 import sys
 import numpy as np
@@ -730,41 +717,16 @@ def test_repeated_ragged_all_to_all_runs_natively(tmp_path, spins, ranks, meta, 
     from the input into the result) and match the model step after step; received rows
     that overlap go back to Python, which applies them in sender order; rows that cover
     the whole output leave nothing of the output operand to copy."""
-    overlap = layout == "overlapping"
-    group, rows = list(range(ranks)), 3 * ranks
-    itype = np.int32 if meta.endswith("i32") else np.int64
-    rng = np.random.default_rng(7)
-    io, ss, oo = ({d: np.zeros((ranks, 1), itype) for d in group} for _ in range(3))
-    for receiver in group:
-        cursor = 0
-        for sender in group:
-            n = 3 if layout == "covering" else int(rng.integers(0, 4))
-            io[sender][receiver], ss[sender][receiver] = int(rng.integers(0, rows - n + 1)), n
-            oo[sender][receiver] = max(0, cursor - 1) if overlap else cursor
-            cursor = oo[sender][receiver, 0] + n
-            if n == 0:  # an empty part's offsets may be anything
-                io[sender][receiver], oo[sender][receiver] = 2**30, -(2**30)
-        assert cursor <= rows
-    rs = {r: np.array([ss[s][r] for s in group], itype).reshape(ranks, 1) for r in group}
-    xs = {d: rng.integers(-9, 10, (rows, 2)).astype(np.float32) for d in group}
-    expected = xs
-    for _ in range(STEPS):
-        zeros = {d: np.zeros((rows, 2), np.float32) for d in group}
-        expected = ragged_model(group, expected, zeros, io, ss, oo)
-    (tmp_path / "prog.mlir").write_text(ragged_loop(rows, ranks, meta))
+    program, args, expected = ragged_steps(ranks, meta, layout, STEPS)
+    (tmp_path / "prog.mlir").write_text(program)
     (tmp_path / "loop.py").write_text(RAGGED_LOOP_SCRIPT)
-    flat = lambda a: a.reshape(-1)
-    np.savez(
-        tmp_path / "in.npz",
-        **{f"arg{i}_dev{d}": a for d in group
-           for i, a in enumerate((flat(io[d]), flat(ss[d]), flat(oo[d]), flat(rs[d]), xs[d]))},
-    )
+    np.savez(tmp_path / "in.npz", **{f"arg{i}_dev{d}": a for d in range(ranks) for i, a in enumerate(args[d])})
     done = mpirun(ranks, sys.executable, "loop.py", str(spins), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    for d in group:
+    for d in range(ranks):
         np.testing.assert_array_equal(np.load(tmp_path / f"out{d}.npy"), expected[d])
-    calls = [int(np.load(tmp_path / f"calls{d}.npy")) for d in group]
-    if spins and not overlap:
+    calls = [int(np.load(tmp_path / f"calls{d}.npy")) for d in range(ranks)]
+    if spins and layout != "overlapping":
         assert all(1 <= c <= 1 + STEPS // 2 for c in calls), calls
     else:  # each call ends in Python: pending exchanges, or overlapping rows to order
         assert calls == [STEPS] * ranks, calls
@@ -773,14 +735,7 @@ def test_repeated_ragged_all_to_all_runs_natively(tmp_path, spins, ranks, meta, 
 def test_ragged_rows_out_of_bounds_on_the_native_path_are_reported(tmp_path):
     """Step 3 sends more rows than the input has, after the native path took over: the
     native code hands the call to Python, which names the op and the rows."""
-    program = ragged_loop(4, 2, "2xi64").replace(
-        "      %next = stablehlo.custom_call @ragged_all_to_all(%x, %zeros, %io, %ss,",
-        """      %three = stablehlo.constant dense<3> : tensor<i32>
-      %at3 = stablehlo.compare EQ, %i, %three : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      %many = stablehlo.constant dense<9> : tensor<2xi64>
-      %sizes = stablehlo.select %at3, %many, %ss : tensor<i1>, tensor<2xi64>
-      %next = stablehlo.custom_call @ragged_all_to_all(%x, %zeros, %io, %sizes,""",
-    )
+    program = ragged_loop_out_of_bounds_at_step_3(4, 2, "2xi64", STEPS)
     (tmp_path / "prog.mlir").write_text(program)
     two = np.array([2, 2], np.int64)
     arrays = {

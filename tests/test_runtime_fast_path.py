@@ -9,7 +9,13 @@ import xhlo
 from xhlo.runtime import CollectiveAborted, CollectiveMismatch
 
 from .conftest import counted_loop_body
-from tests.test_collectives import groups_attr, module
+from tests.test_collectives import (
+    groups_attr,
+    module,
+    ragged_loop,
+    ragged_loop_out_of_bounds_at_step_3,
+    ragged_steps,
+)
 
 STEPS = 20
 # loop-body lines defining %which: the replica id at step 5, else 0 (a "stablehlo.case"
@@ -218,3 +224,60 @@ def test_native_fold_resumed_by_python_reads_the_buffers_the_peers_posted():
     for got in out:
         np.testing.assert_array_equal(got[0], want)
     assert exe._runtime.python_calls - before > 4  # the others went back to Python at step 5
+
+
+@pytest.mark.parametrize("layout", ["apart", "overlapping", "covering"])
+@pytest.mark.parametrize("ranks,meta", [(2, "2xi64"), (4, "4xi32")])
+def test_ragged_all_to_all_pulls_natively_after_the_first_step(ranks, meta, layout):
+    """Between its two exchanges each device pulls every member's updates for it in
+    native code (xhlo_ragged_pull), in member and update order, as the model does; the
+    offsets of empty parts are far out of range and never read."""
+    program, args, expected = ragged_steps(ranks, meta, layout, STEPS)
+    exe = xhlo.compile(program)
+    for _ in range(2):
+        before = exe._runtime.python_calls
+        out = exe.run_replicated(args)
+        for d in range(ranks):
+            np.testing.assert_array_equal(out[d][0], expected[d])
+        assert exe._runtime.python_calls - before == ranks  # the first step only
+
+
+def test_ragged_rows_out_of_bounds_in_the_native_pull_are_reported():
+    """At step 3 every device sends 9 rows of its 4-row input: the native pull refuses
+    them and Python reports which device sends which rows."""
+    exe = xhlo.compile(ragged_loop_out_of_bounds_at_step_3(4, 2, "2xi64", STEPS))
+    two = np.array([2, 2], np.int64)
+    args = [(np.array([0, 2]), two, np.full(2, 2 * d), two, np.ones((4, 2), np.float32)) for d in range(2)]
+    with pytest.raises(xhlo.runtime.CollectiveError) as info:
+        exe.run_replicated(args, timeout=60)
+    message = str(info.value)
+    assert "ragged_all_to_all" in message and "sends rows [0, 9) of its 4-row input" in message, message
+
+
+def test_native_ragged_pull_resumed_by_python_reads_the_buffers_the_peers_posted():
+    """At step 5 devices 1-3 first sort 2M floats (far longer than a wait slice), so
+    device 0's native ragged all-to-all hands over to Python, whose pull must read the
+    buffers posted this step, not those of the step that last went through Python."""
+    big, t = "tensor<2097152xf32>", "tensor<12x2xf32>"
+    delay = f"""{AT_STEP_FIVE.replace("%v", "%x")}      %data = "stablehlo.case"(%which) ({{
+        stablehlo.return %x : {t}
+      }}, {{
+        %ramp = stablehlo.iota dim = 0 : {big}
+        %sorted = "stablehlo.sort"(%ramp) ({{
+          ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+            %gt = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+            stablehlo.return %gt : tensor<i1>
+        }}) {{dimension = 0 : i64, is_stable = false}} : ({big}) -> {big}
+        %last = stablehlo.slice %sorted [2097151:2097152] : ({big}) -> tensor<1xf32>
+        %z = stablehlo.reshape %last : (tensor<1xf32>) -> tensor<f32>
+        %zeros0 = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> {t}
+        %same = stablehlo.add %x, %zeros0 : {t}
+        stablehlo.return %same : {t}
+      }}) : (tensor<i32>) -> {t}
+"""
+    _, args, expected = ragged_steps(4, "4xi32", "apart", STEPS)
+    exe = xhlo.compile(ragged_loop(12, 4, "4xi32", STEPS, prelude=delay, data="%data"))
+    out = exe.run_replicated(args)
+    for d in range(4):
+        np.testing.assert_array_equal(out[d][0], expected[d])
+    assert exe._runtime.python_calls > 4  # device 0 went back to Python at step 5

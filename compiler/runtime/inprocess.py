@@ -9,12 +9,14 @@ the wait, the check that all members run the same collective, the copies and
 the departure run in one JIT-compiled call per device (``spin_wait.exchange``)
 that spins, yields and naps without the GIL: no condition variable, no GIL
 hand-over per barrier. The copies of all_gather, all_to_all, permute and
-broadcast are fixed per op (``_Exchange``); a ragged all-to-all's depend on
-its operands, so it pulls in Python between the same two barriers. After a
-call site's first successful exchange on a device, its record goes to the
-device's native fast path (``spin_wait``): later calls post, arrive and
-exchange without entering Python unless a peer is late or something fails.
-A large all_reduce runs two exchanges around the op's compiled fold kernel.
+broadcast are fixed per op (``_Exchange``). After a call site's first
+successful exchange on a device, its record goes to the device's native fast
+path (``spin_wait``): later calls post, arrive and exchange without entering
+Python unless a peer is late or something fails. A large all_reduce runs two
+exchanges around the op's compiled fold kernel; a ragged all-to-all, whose
+copies depend on its operands' contents, runs two exchanges around a pull of
+every member's updates for this one (``spin_wait``'s ``xhlo_ragged_pull``, in
+Python on the first call).
 
 Nothing waits forever. The native wait returns to Python after a bounded slice
 or at once when the world's event counter moves, and a waiting device gives up
@@ -62,6 +64,7 @@ from .spin_wait import (
     R_KERNEL_ARGS,
     R_KERNEL_NPLAN,
     R_KERNEL_PLAN,
+    R_KERNEL_STATUS,
     R_NBUFS,
     R_NCOPIES,
     R_NEXT,
@@ -72,6 +75,21 @@ from .spin_wait import (
     R_SLOT,
     R_TABLE,
     READY,
+    RG_DEST,
+    RG_IN_ROWS,
+    RG_ITEMSIZE,
+    RG_OUT_ROWS,
+    RG_POSITION,
+    RG_RESULT_BYTES,
+    RG_ROW,
+    RG_ROWS,
+    RG_SENDER,
+    RG_SIZE,
+    RG_START,
+    RG_STATUS,
+    RG_STRIDE,
+    RG_TABLE,
+    RG_UPDATES,
     exchange_function,
     native,
     wait_function,
@@ -281,6 +299,8 @@ def _copies(
         return [(slot(members.index(source), 0), 0, mine + operands, 0, op.result_bytes[0])]
     if op.primitive == "collective_broadcast":
         return [(slot(0, 0), 0, mine + operands, 0, op.result_bytes[0])]
+    if op.primitive == "ragged_all_to_all":  # pulled between the exchanges
+        return []
     raise CollectiveError(f"no copy plan for runtime primitive '{op.primitive}'", op=op)
 
 
@@ -328,6 +348,7 @@ class InProcessWorld:
         self._wait_at_least = wait_function()
         self._exchange = exchange_function()
         self._exchanges: dict[tuple[int, int, int], _Exchange] = {}
+        self._ragged_pulls: dict[tuple[int, int], _RaggedPull] = {}  # per call site and device
         self._agreements: dict[int, tuple[RuntimeOp, tuple[int, ...]]] = {}  # for mismatch reports
 
     # -- device lifecycle -----------------------------------------------------------------
@@ -385,7 +406,7 @@ class InProcessWorld:
                 group = self._groups.setdefault(frozenset(members), _Group(frozenset(members)))
         group.arrivals[device] = (op, members, operands, results)
         if op.primitive == "ragged_all_to_all":  # what moves depends on the operands' contents
-            self._pull_ragged_all_to_all(device, op, members, position, group)
+            self._ragged_all_to_all(device, op, members, position, group, operands, results, owner)
             return
         if op.primitive == "all_reduce":
             self._all_reduce(device, op, members, position, group, operands, results, owner)
@@ -464,18 +485,36 @@ class InProcessWorld:
         first.link_fold(second, kernel, block, plan)
         owner.enable_fast_path(op.index, ctypes.addressof(first.record))
 
-    def _pull_ragged_all_to_all(self, device: int, op: RuntimeOp, members, position: int, group: _Group) -> None:
-        """Ragged all-to-all in Python (what moves depends on the operands' contents):
-        arrive, check, pull from the peers' buffers, depart."""
-        agreement = _agreement_id(op, members)
-        self._agreements.setdefault(agreement, (op, members))
-        group.ids[group.slot_of[device]] = agreement
-        self._await(device, op, members, group, group.arrive(device), give_up=True)
-        self._raise_mismatch(device, op, members, group)
+    def _ragged_all_to_all(
+        self, device: int, op: RuntimeOp, members, position: int, group: _Group,
+        operands: list[Buffer], results: list[Buffer], owner: Device | None = None,
+    ) -> None:
+        """Two exchanges without copies around a pull of every member's updates for this
+        one from the buffers the members posted (what moves depends on their contents):
+        the members stay until the last has pulled, so the inputs read stay alive. After
+        one such call the pull is native (``xhlo_ragged_pull`` between the exchanges);
+        this resumes where the native run stopped, or reports the rows it refused."""
+        pull = self._ragged_pulls.get((op.index, device))
+        second = self._exchanges.get((op.index, device, 1))
+        if second is not None and second.pending():  # native code pulled; the departure was late
+            self._run_exchange(device, op, members, position, group, operands, results, phase=1)
+            if pull is not None:
+                pull.raise_refusal(members, device)
+            return
+        if pull is not None:
+            pull.raise_refusal(members, device)
+        first = self._run_exchange(device, op, members, position, group, operands, results, phase=0)
         try:
-            _pull_ragged(op, group.arrivals, members, device, position)
-        finally:  # no member may release its buffers while a peer still reads them
-            self._await(device, op, members, group, group.arrive(device), give_up=False)
+            _pull_ragged(op, first.table, first.stride, members, device, position)
+        finally:
+            second = self._run_exchange(device, op, members, position, group, operands, results, phase=1)
+        if owner is not None and first.record is None:
+            pull = self._ragged_pulls[(op.index, device)] = _RaggedPull(op, first, position, len(members))
+            first.fast_record(self, op, device)
+            second.fast_record(self, op, device)
+            first.link_fold(second, native().ragged_pull, pull, [])
+            first.record[R_KERNEL_STATUS] = pull.status_address
+            owner.enable_fast_path(op.index, ctypes.addressof(first.record))
 
     def _mismatch(self, group: _Group, members: tuple[int, ...]) -> str | None:
         """Why the members disagree on the collective they run (from the ids they posted), or None."""
@@ -654,23 +693,46 @@ class InProcessWorld:
 # -- ragged all-to-all: what a member pulls from its peers -----------------------------------
 
 
-def _pull_ragged(op: RuntimeOp, arrivals, members, me: int, position: int) -> None:
-    """``arrivals``: device -> (op, group, operands, results); ``members`` in group order;
-    ``me`` and its ``position`` in the group."""
-    (out,) = arrivals[me][3]
-    mine = arrivals[me][2]
-    ctypes.memmove(out.address, mine[1].address, out.nbytes)  # untouched rows keep `output`
-    plan = RaggedPlan(op)
-    for member in members:
-        peer = arrivals[member][2]
-        for source_row, dest_row, rows in plan.updates_from(
-            peer, position, sender=member, receiver=me
-        ):
+def _pull_ragged(op: RuntimeOp, table, stride: int, members, me: int, position: int) -> None:
+    """Copy into device ``me``'s result (member ``position`` of ``members``) its output
+    operand, then every member's updates for it, from the buffer addresses the members
+    posted in ``table`` (``stride`` per member)."""
+    plan, mine = RaggedPlan(op), position * stride
+    out = table[mine + len(op.operand_bytes)]
+    ctypes.memmove(out, table[mine + 1], op.result_bytes[0])  # untouched rows keep `output`
+    for j, member in enumerate(members):
+        peer = [Buffer(table[j * stride + b], n) for b, n in enumerate(op.operand_bytes)]
+        for source_row, dest_row, rows in plan.updates_from(peer, position, sender=member, receiver=me):
             ctypes.memmove(
-                out.address + dest_row * plan.row_bytes,
+                out + dest_row * plan.row_bytes,
                 peer[0].address + source_row * plan.row_bytes,
                 rows * plan.row_bytes,
             )
+
+
+class _RaggedPull:
+    """The argument block of one device's native pull (``spin_wait.xhlo_ragged_pull``)."""
+
+    def __init__(self, op: RuntimeOp, first: _Exchange, position: int, size: int):
+        self.plan = RaggedPlan(op)
+        self.packed = (ctypes.c_int64 * (RG_DEST + 1))()
+        fields = self.packed
+        fields[RG_TABLE], fields[RG_STRIDE] = first.table_address, first.stride
+        fields[RG_POSITION], fields[RG_SIZE], fields[RG_ROW] = position, size, self.plan.row_bytes
+        fields[RG_IN_ROWS], fields[RG_OUT_ROWS] = self.plan.input_rows, self.plan.output_rows
+        fields[RG_ITEMSIZE], fields[RG_UPDATES] = op.operand_itemsize[3], self.plan.updates
+        fields[RG_RESULT_BYTES] = op.result_bytes[0]
+        self.status_address = ctypes.addressof(fields) + 8 * RG_STATUS
+
+    def raise_refusal(self, members, me: int) -> None:
+        """Raise what the native pull refused (rows out of bounds), if it refused; resets it."""
+        fields = self.packed
+        if not fields[RG_STATUS]:
+            return
+        fields[RG_STATUS] = 0
+        raise self.plan.out_of_bounds(
+            members[fields[RG_SENDER]], me, fields[RG_START], fields[RG_ROWS], fields[RG_DEST]
+        )
 
 
 class RaggedPlan:
@@ -709,14 +771,17 @@ class RaggedPlan:
                 or start + rows > self.input_rows
                 or dest + rows > self.output_rows
             ):
-                raise CollectiveError(
-                    f"{self.op.describe()}: device {sender} sends rows [{start}, {start + rows}) of its "
-                    f"{self.input_rows}-row input to rows [{dest}, {dest + rows}) of device {receiver}'s "
-                    f"{self.output_rows}-row output: out of bounds",
-                    device=receiver,
-                    op=self.op,
-                )
+                raise self.out_of_bounds(sender, receiver, start, rows, dest)
             yield start, dest, rows
+
+    def out_of_bounds(self, sender: int, receiver: int, start: int, rows: int, dest: int) -> CollectiveError:
+        return CollectiveError(
+            f"{self.op.describe()}: device {sender} sends rows [{start}, {start + rows}) of its "
+            f"{self.input_rows}-row input to rows [{dest}, {dest + rows}) of device {receiver}'s "
+            f"{self.output_rows}-row output: out of bounds",
+            device=receiver,
+            op=self.op,
+        )
 
 
 _COLLECTIVES = (

@@ -41,6 +41,8 @@ import ctypes
 import os
 import threading
 
+from .spin_wait import INDEX_HELPERS
+
 # int64 fields of a handler record; the per-buffer part starts at M_BUFFERS with
 # BUFFER_FIELDS per buffer (operands, then results): byte size, itemsize, offset in the
 # slot it is packed at, unpack block size, unpack source offset, unpack copies.
@@ -182,40 +184,7 @@ module {{
   ^return(%r: i64):
     llvm.return %r : i64
   }}
-  // Element %i of an index array of %itemsize (4 or 8) bytes, as i64.
-  llvm.func internal @index_at(%base: !llvm.ptr, %i: i64, %itemsize: i64) -> i64 {{
-    %c4 = llvm.mlir.constant(4 : i64) : i64
-    %narrow = llvm.icmp "eq" %itemsize, %c4 : i64
-    llvm.cond_br %narrow, ^i32, ^i64
-  ^i32:
-    %at32 = llvm.getelementptr %base[%i] : (!llvm.ptr, i64) -> !llvm.ptr, i32
-    %v32 = llvm.load %at32 : !llvm.ptr -> i32
-    %w = llvm.sext %v32 : i32 to i64
-    llvm.br ^return(%w : i64)
-  ^i64:
-    %at64 = llvm.getelementptr %base[%i] : (!llvm.ptr, i64) -> !llvm.ptr, i64
-    %v64 = llvm.load %at64 : !llvm.ptr -> i64
-    llvm.br ^return(%v64 : i64)
-  ^return(%v: i64):
-    llvm.return %v : i64
-  }}
-  // Whether rows [%start, %start + %rows) lie within [0, %limit) (no rows: always).
-  llvm.func internal @rows_within(%start: i64, %rows: i64, %limit: i64) -> i1 {{
-    %c0 = llvm.mlir.constant(0 : i64) : i64
-    %false = llvm.mlir.constant(false) : i1
-    %true = llvm.mlir.constant(true) : i1
-    %none = llvm.icmp "eq" %rows, %c0 : i64
-    %negative = llvm.icmp "slt" %rows, %c0 : i64
-    %before = llvm.icmp "slt" %start, %c0 : i64
-    %end = llvm.add %start, %rows : i64
-    %after = llvm.icmp "sgt" %end, %limit : i64
-    %outside = llvm.or %before, %after : i1
-    %ok_rows = llvm.select %outside, %false, %true : i1, i1
-    %ok = llvm.select %none, %true, %ok_rows : i1, i1
-    %result = llvm.select %negative, %false, %ok : i1, i1
-    llvm.return %result : i1
-  }}
-  // ragged_all_to_all with one update per member, its sizes and offsets in the slots:
+{INDEX_HELPERS}  // ragged_all_to_all with one update per member, its sizes and offsets in the slots:
   // the result starts as the output operand (unless the rows received cover it);
   // MPI_Ialltoallv then sends rows straight
   // from the input and receives them straight into the result (byte counts and

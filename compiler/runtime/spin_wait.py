@@ -59,11 +59,21 @@ _CLOCK_MONOTONIC = 1
 # optional result flag byte to set, the pending arrival Python resumes; then, for an
 # in-place all_reduce, the second exchange's record and the fold kernel to run between
 # the two (its packed entry, argument block and binding plan: ``(table slot, byte offset,
-# descriptor address)`` per argument); then each buffer's itemsize.
+# descriptor address)`` per argument) and where it says it failed (0: it cannot); then
+# each buffer's itemsize.
 (R_COUNT, R_BARRIER, R_SIZE, R_EVENTS, R_IDS, R_SLOT, R_AGREEMENT, R_TABLE, R_ROW, R_NBUFS,
  R_COPIES, R_NCOPIES, R_FAILURE, R_FLAG_SLOT, R_FLAG_VALUE, R_PENDING_TARGET,
  R_PENDING_STATUS, R_NEXT, R_KERNEL, R_KERNEL_ARGS, R_KERNEL_PLAN, R_KERNEL_NPLAN,
- R_ITEMSIZES) = range(23)
+ R_KERNEL_STATUS, R_ITEMSIZES) = range(24)
+
+
+# The argument block of ``xhlo_ragged_pull`` (int64 fields): the group's address table,
+# buffers per member, this member's position, the group size, row bytes, input and
+# output rows, the index arrays' itemsize, updates per member, the result's bytes; then
+# what it sets when a sender's rows are out of bounds: status 1, sender position, input
+# row, rows, output row.
+(RG_TABLE, RG_STRIDE, RG_POSITION, RG_SIZE, RG_ROW, RG_IN_ROWS, RG_OUT_ROWS, RG_ITEMSIZE,
+ RG_UPDATES, RG_RESULT_BYTES, RG_STATUS, RG_SENDER, RG_START, RG_ROWS, RG_DEST) = range(15)
 
 
 def monotonic_now_function(name: str) -> str:
@@ -87,6 +97,43 @@ def monotonic_now_function(name: str) -> str:
 MONOTONIC_NOW = monotonic_now_function("xhlo_now")
 
 
+# Index arrays of ragged all-to-all (shared with ``mpi_fast``): an element as i64; a row range check.
+INDEX_HELPERS = """  // Element %i of an index array of %itemsize (4 or 8) bytes, as i64.
+  llvm.func internal @index_at(%base: !llvm.ptr, %i: i64, %itemsize: i64) -> i64 {
+    %c4 = llvm.mlir.constant(4 : i64) : i64
+    %narrow = llvm.icmp "eq" %itemsize, %c4 : i64
+    llvm.cond_br %narrow, ^i32, ^i64
+  ^i32:
+    %at32 = llvm.getelementptr %base[%i] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+    %v32 = llvm.load %at32 : !llvm.ptr -> i32
+    %w = llvm.sext %v32 : i32 to i64
+    llvm.br ^return(%w : i64)
+  ^i64:
+    %at64 = llvm.getelementptr %base[%i] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+    %v64 = llvm.load %at64 : !llvm.ptr -> i64
+    llvm.br ^return(%v64 : i64)
+  ^return(%v: i64):
+    llvm.return %v : i64
+  }
+  // Whether rows [%start, %start + %rows) lie within [0, %limit) (no rows: always).
+  llvm.func internal @rows_within(%start: i64, %rows: i64, %limit: i64) -> i1 {
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %false = llvm.mlir.constant(false) : i1
+    %true = llvm.mlir.constant(true) : i1
+    %none = llvm.icmp "eq" %rows, %c0 : i64
+    %negative = llvm.icmp "slt" %rows, %c0 : i64
+    %before = llvm.icmp "slt" %start, %c0 : i64
+    %end = llvm.add %start, %rows : i64
+    %after = llvm.icmp "sgt" %end, %limit : i64
+    %outside = llvm.or %before, %after : i1
+    %ok_rows = llvm.select %outside, %false, %true : i1, i1
+    %ok = llvm.select %none, %true, %ok_rows : i1, i1
+    %result = llvm.select %negative, %false, %ok : i1, i1
+    llvm.return %result : i1
+  }
+"""
+
+
 _MODULE = f"""
 module {{
   llvm.func @sched_yield() -> i32
@@ -103,6 +150,9 @@ module {{
     %f3 = llvm.mlir.addressof @xhlo_withdraw : !llvm.ptr
     %f4 = llvm.mlir.addressof @xhlo_set_context : !llvm.ptr
     %f5 = llvm.mlir.addressof @xhlo_rt_fast : !llvm.ptr
+    %f6 = llvm.mlir.addressof @xhlo_ragged_pull : !llvm.ptr
+    %a6 = llvm.getelementptr %out[6] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+    llvm.store %f6, %a6 : !llvm.ptr, !llvm.ptr
     %a1 = llvm.getelementptr %out[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
     %a2 = llvm.getelementptr %out[2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
     %a3 = llvm.getelementptr %out[3] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
@@ -400,6 +450,98 @@ module {{
     llvm.call %kernel(%args) : !llvm.ptr, (!llvm.ptr) -> ()
     llvm.return
   }}
+{INDEX_HELPERS}  // A ragged all-to-all's pull between its two exchanges (the kernel slot of
+  // xhlo_fast_kernel): the result starts as the output operand, then every member's
+  // updates for this one are copied from its input, members and updates in order (a
+  // later update wins an overlap). A sender's rows out of bounds: nothing more is
+  // copied, and the block says which (RG_STATUS 1).
+  llvm.func @xhlo_ragged_pull(%args: !llvm.ptr) {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %c2 = llvm.mlir.constant(2 : i64) : i64
+    %c3 = llvm.mlir.constant(3 : i64) : i64
+    %c4 = llvm.mlir.constant(4 : i64) : i64
+    %c6 = llvm.mlir.constant(6 : i64) : i64
+    %fields = llvm.load %args : !llvm.ptr -> !llvm.array<{RG_STATUS} x i64>
+    %table_i = llvm.extractvalue %fields[{RG_TABLE}] : !llvm.array<{RG_STATUS} x i64>
+    %stride = llvm.extractvalue %fields[{RG_STRIDE}] : !llvm.array<{RG_STATUS} x i64>
+    %position = llvm.extractvalue %fields[{RG_POSITION}] : !llvm.array<{RG_STATUS} x i64>
+    %size = llvm.extractvalue %fields[{RG_SIZE}] : !llvm.array<{RG_STATUS} x i64>
+    %row = llvm.extractvalue %fields[{RG_ROW}] : !llvm.array<{RG_STATUS} x i64>
+    %in_rows = llvm.extractvalue %fields[{RG_IN_ROWS}] : !llvm.array<{RG_STATUS} x i64>
+    %out_rows = llvm.extractvalue %fields[{RG_OUT_ROWS}] : !llvm.array<{RG_STATUS} x i64>
+    %itemsize = llvm.extractvalue %fields[{RG_ITEMSIZE}] : !llvm.array<{RG_STATUS} x i64>
+    %updates = llvm.extractvalue %fields[{RG_UPDATES}] : !llvm.array<{RG_STATUS} x i64>
+    %result_bytes = llvm.extractvalue %fields[{RG_RESULT_BYTES}] : !llvm.array<{RG_STATUS} x i64>
+    %table = llvm.inttoptr %table_i : i64 to !llvm.ptr
+    %mine = llvm.mul %position, %stride : i64
+    %output_slot = llvm.add %mine, %c1 : i64
+    %result_slot = llvm.add %mine, %c6 : i64
+    %output_at = llvm.getelementptr %table[%output_slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
+    %result_at = llvm.getelementptr %table[%result_slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
+    %output = llvm.load %output_at : !llvm.ptr -> !llvm.ptr
+    %result = llvm.load %result_at : !llvm.ptr -> !llvm.ptr
+    "llvm.intr.memcpy"(%result, %output, %result_bytes) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
+    %first_update = llvm.mul %position, %updates : i64
+    llvm.br ^member(%c0 : i64)
+  ^member(%j: i64):
+    %more = llvm.icmp "slt" %j, %size : i64
+    llvm.cond_br %more, ^buffers, ^done
+  ^buffers:
+    %theirs = llvm.mul %j, %stride : i64
+    %input_slot = llvm.add %theirs, %c0 : i64
+    %offsets_slot = llvm.add %theirs, %c2 : i64
+    %sizes_slot = llvm.add %theirs, %c3 : i64
+    %dests_slot = llvm.add %theirs, %c4 : i64
+    %input_at = llvm.getelementptr %table[%input_slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
+    %offsets_at = llvm.getelementptr %table[%offsets_slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
+    %sizes_at = llvm.getelementptr %table[%sizes_slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
+    %dests_at = llvm.getelementptr %table[%dests_slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
+    %input = llvm.load %input_at : !llvm.ptr -> !llvm.ptr
+    %offsets = llvm.load %offsets_at : !llvm.ptr -> !llvm.ptr
+    %sizes = llvm.load %sizes_at : !llvm.ptr -> !llvm.ptr
+    %dests = llvm.load %dests_at : !llvm.ptr -> !llvm.ptr
+    %j1 = llvm.add %j, %c1 : i64
+    llvm.br ^update(%c0 : i64)
+  ^update(%u: i64):
+    %more_updates = llvm.icmp "slt" %u, %updates : i64
+    llvm.cond_br %more_updates, ^read, ^member(%j1 : i64)
+  ^read:
+    %k = llvm.add %first_update, %u : i64
+    %u1 = llvm.add %u, %c1 : i64
+    %rows = llvm.call @index_at(%sizes, %k, %itemsize) : (!llvm.ptr, i64, i64) -> i64
+    %start = llvm.call @index_at(%offsets, %k, %itemsize) : (!llvm.ptr, i64, i64) -> i64
+    %dest = llvm.call @index_at(%dests, %k, %itemsize) : (!llvm.ptr, i64, i64) -> i64
+    %none = llvm.icmp "eq" %rows, %c0 : i64
+    llvm.cond_br %none, ^update(%u1 : i64), ^check
+  ^check:
+    %read_ok = llvm.call @rows_within(%start, %rows, %in_rows) : (i64, i64, i64) -> i1
+    %write_ok = llvm.call @rows_within(%dest, %rows, %out_rows) : (i64, i64, i64) -> i1
+    %ok = llvm.and %read_ok, %write_ok : i1
+    llvm.cond_br %ok, ^copy, ^out_of_bounds
+  ^copy:
+    %from_at = llvm.mul %start, %row : i64
+    %to_at = llvm.mul %dest, %row : i64
+    %nbytes = llvm.mul %rows, %row : i64
+    %from = llvm.getelementptr %input[%from_at] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %to = llvm.getelementptr %result[%to_at] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    "llvm.intr.memmove"(%to, %from, %nbytes) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
+    llvm.br ^update(%u1 : i64)
+  ^out_of_bounds:
+    %status_at = llvm.getelementptr %args[{RG_STATUS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %sender_at = llvm.getelementptr %args[{RG_SENDER}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %start_at = llvm.getelementptr %args[{RG_START}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %rows_at = llvm.getelementptr %args[{RG_ROWS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %dest_at = llvm.getelementptr %args[{RG_DEST}] : (!llvm.ptr) -> !llvm.ptr, i64
+    llvm.store %c1, %status_at : i64, !llvm.ptr
+    llvm.store %j, %sender_at : i64, !llvm.ptr
+    llvm.store %start, %start_at : i64, !llvm.ptr
+    llvm.store %rows, %rows_at : i64, !llvm.ptr
+    llvm.store %dest, %dest_at : i64, !llvm.ptr
+    llvm.br ^done
+  ^done:
+    llvm.return
+  }}
   // Call site %k with its buffers' descriptors: 0 done, 1 not started (Python runs the
   // op), 2 arrived but not complete (Python resumes from the record's pending fields).
   llvm.func @xhlo_rt_fast(%k: i64, %descriptors: !llvm.ptr) -> i64 {{
@@ -476,7 +618,19 @@ module {{
   ^kernel:
     llvm.call @xhlo_fast_kernel(%rec) : (!llvm.ptr) -> ()
     %second = llvm.call @xhlo_fast_step(%second_rec) : (!llvm.ptr) -> i64
-    llvm.br ^done(%second : i64)
+    %second_done = llvm.icmp "eq" %second, %c0 : i64
+    llvm.cond_br %second_done, ^kernel_status, ^done(%second : i64)
+  ^kernel_status:  // a kernel that failed (a ragged pull's rows out of bounds): Python reports
+    %status_at_at = llvm.getelementptr %rec[{R_KERNEL_STATUS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %status_at = llvm.load %status_at_at : !llvm.ptr -> !llvm.ptr
+    %no_status = llvm.icmp "eq" %status_at, %null : !llvm.ptr
+    llvm.cond_br %no_status, ^done(%c0 : i64), ^read_status
+  ^read_status:
+    %kernel_status = llvm.load %status_at : !llvm.ptr -> i64
+    %kernel_failed = llvm.icmp "ne" %kernel_status, %c0 : i64
+    %c3 = llvm.mlir.constant(3 : i64) : i64
+    %reported = llvm.select %kernel_failed, %c3, %c0 : i1, i64
+    llvm.br ^done(%reported : i64)
   ^slow:
     llvm.br ^done(%c1 : i64)
   ^done(%r: i64):
@@ -505,6 +659,7 @@ class Native(NamedTuple):
     withdraw: object
     set_context: object
     fast: int
+    ragged_pull: int  # the address of ``xhlo_ragged_pull(args)``
 
 
 _lock = threading.Lock()
@@ -516,7 +671,7 @@ def _compile() -> Native:
 
     with new_context():
         engine = ExecutionEngine(ir.Module.parse(_MODULE), opt_level=2)
-    addresses = (ctypes.c_int64 * 6)()
+    addresses = (ctypes.c_int64 * 7)()
     argument = ctypes.c_void_p(ctypes.addressof(addresses))
     packed = (ctypes.c_void_p * 1)(ctypes.addressof(argument))  # packed ABI: pointers to arguments
     ctypes.CFUNCTYPE(None, ctypes.c_void_p)(engine.raw_lookup("xhlo_spin_wait_addresses"))(packed)
@@ -528,6 +683,7 @@ def _compile() -> Native:
         _WITHDRAW(addresses[3]),
         _SET_CONTEXT(addresses[4]),
         addresses[5],
+        addresses[6],
     )
 
 
