@@ -8,7 +8,6 @@ import pytest
 import xhlo
 from xhlo.runtime import CollectiveAborted, CollectiveMismatch
 
-from .conftest import counted_loop_body
 from tests.test_collectives import (
     groups_attr,
     module,
@@ -16,6 +15,8 @@ from tests.test_collectives import (
     ragged_loop_out_of_bounds_at_step_3,
     ragged_steps,
 )
+
+from .conftest import counted_loop_body
 
 STEPS = 20
 # loop-body lines defining %which: the replica id at step 5, else 0 (a "stablehlo.case"
