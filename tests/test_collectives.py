@@ -666,8 +666,10 @@ def _random_ragged(group, rows_in, rows_out, updates, row_shape, dtype, itype):
 def ragged_steps(ranks: int, meta: str, layout: str, steps: int):
     """``steps`` ragged all-to-alls in a loop, each of the last one's result into zeros
     (offsets and sizes: arguments, one update per member; ``layout``: "apart",
-    "overlapping" or "covering" receive regions, and offsets far out of range for empty
-    parts). Returns the program, each device's arguments and the model's results."""
+    "overlapping" or "covering" receive regions, or "overlapping-all-rows": as many rows
+    as the output has, overlapping, so some output rows receive none; offsets far out of
+    range for empty parts). Returns the program, each device's arguments and the model's
+    results."""
     group, rows = list(range(ranks)), 3 * ranks
     itype = np.int32 if meta.endswith("i32") else np.int64
     rng = np.random.default_rng(7)
@@ -675,9 +677,9 @@ def ragged_steps(ranks: int, meta: str, layout: str, steps: int):
     for receiver in group:
         cursor = 0
         for sender in group:
-            n = 3 if layout == "covering" else int(rng.integers(0, 4))
+            n = 3 if layout in ("covering", "overlapping-all-rows") else int(rng.integers(0, 4))
             io[sender][receiver], ss[sender][receiver] = int(rng.integers(0, rows - n + 1)), n
-            oo[sender][receiver] = max(0, cursor - 1) if layout == "overlapping" else cursor
+            oo[sender][receiver] = max(0, cursor - 1) if layout.startswith("overlapping") else cursor
             cursor = oo[sender][receiver, 0] + n
             if n == 0:  # an empty part's offsets may be anything
                 io[sender][receiver], oo[sender][receiver] = 2**30, -(2**30)
@@ -685,9 +687,9 @@ def ragged_steps(ranks: int, meta: str, layout: str, steps: int):
     rs = {r: np.array([ss[s][r] for s in group], itype).reshape(ranks, 1) for r in group}
     xs = {d: rng.integers(-9, 10, (rows, 2)).astype(np.float32) for d in group}
     expected = xs
-    for _ in range(steps):
-        zeros = {d: np.zeros((rows, 2), np.float32) for d in group}
-        expected = ragged_model(group, expected, zeros, io, ss, oo)
+    for step in range(steps):
+        fill = {d: np.full((rows, 2), step, np.float32) for d in group}
+        expected = ragged_model(group, expected, fill, io, ss, oo)
     args = [tuple(a.reshape(-1) for a in (io[d], ss[d], oo[d], rs[d])) + (xs[d],) for d in group]
     return ragged_loop(rows, ranks, meta, steps), args, [expected[d] for d in group]
 
@@ -695,9 +697,10 @@ def ragged_steps(ranks: int, meta: str, layout: str, steps: int):
 def ragged_loop(
     rows: int, ranks: int, meta: str, steps: int, sizes: str = "%ss", prelude: str = "", data: str = "%x"
 ) -> str:
-    """``main(io, ss, oo, rs, x0)``: ``steps`` times ``x = ragged_all_to_all(<data>, zeros,
-    io, <sizes>, oo, rs)``, ``sizes`` and ``data`` SSA values of the loop body (``%i``: the
-    step; ``prelude``: lines before the call)."""
+    """``main(io, ss, oo, rs, x0)``: ``steps`` times ``x = ragged_all_to_all(<data>, fill,
+    io, <sizes>, oo, rs)``, ``fill`` the step number in every element (rows nobody sends
+    differ from step to step), ``sizes`` and ``data`` SSA values of the loop body (``%i``:
+    the step; ``prelude``: lines before the call)."""
     t, m = f"tensor<{rows}x2xf32>", f"tensor<{meta}>"
     group = groups_attr([list(range(ranks))])
     body = f"""  %zero = stablehlo.constant dense<0> : tensor<i32>
@@ -708,11 +711,12 @@ def ragged_loop(
       %c = stablehlo.compare LT, %i, %steps : (tensor<i32>, tensor<i32>) -> tensor<i1>
       stablehlo.return %c : tensor<i1>
     }} do {{
-      %zeros = stablehlo.constant dense<0.0> : {t}
+      %step = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
+      %fill = stablehlo.broadcast_in_dim %step, dims = [] : (tensor<f32>) -> {t}
       %three = stablehlo.constant dense<3> : tensor<i32>
       %at3 = stablehlo.compare EQ, %i, %three : (tensor<i32>, tensor<i32>) -> tensor<i1>
       %many = stablehlo.constant dense<9> : {m}
-{prelude}      %next = stablehlo.custom_call @ragged_all_to_all({data}, %zeros, %io, {sizes}, %oo, %rs) {{api_version = 4 : i32,
+{prelude}      %next = stablehlo.custom_call @ragged_all_to_all({data}, %fill, %io, {sizes}, %oo, %rs) {{api_version = 4 : i32,
           backend_config = {{replica_groups = {group}}}}} : ({t}, {t}, {m}, {m}, {m}, {m}) -> {t}
       %i1 = stablehlo.add %i, %one : tensor<i32>
       stablehlo.return %i1, %next : tensor<i32>, {t}

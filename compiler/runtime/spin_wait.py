@@ -450,11 +450,121 @@ module {{
     llvm.call %kernel(%args) : !llvm.ptr, (!llvm.ptr) -> ()
     llvm.return
   }}
-{INDEX_HELPERS}  // A ragged all-to-all's pull between its two exchanges (the kernel slot of
-  // xhlo_fast_kernel): the result starts as the output operand, then every member's
-  // updates for this one are copied from its input, members and updates in order (a
-  // later update wins an overlap). A sender's rows out of bounds: nothing more is
-  // copied, and the block says which (RG_STATUS 1).
+{INDEX_HELPERS}  // Field %b (0 input, 2 input offsets, 3 sizes, 4 output offsets) of update %f of a
+  // ragged pull: member %f / updates's update %f % updates for this member (its input's
+  // address for %b = 0).
+  llvm.func internal @ragged_field(%args: !llvm.ptr, %f: i64, %b: i64) -> i64 {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %fields = llvm.load %args : !llvm.ptr -> !llvm.array<{RG_STATUS} x i64>
+    %table_i = llvm.extractvalue %fields[{RG_TABLE}] : !llvm.array<{RG_STATUS} x i64>
+    %stride = llvm.extractvalue %fields[{RG_STRIDE}] : !llvm.array<{RG_STATUS} x i64>
+    %position = llvm.extractvalue %fields[{RG_POSITION}] : !llvm.array<{RG_STATUS} x i64>
+    %updates = llvm.extractvalue %fields[{RG_UPDATES}] : !llvm.array<{RG_STATUS} x i64>
+    %itemsize = llvm.extractvalue %fields[{RG_ITEMSIZE}] : !llvm.array<{RG_STATUS} x i64>
+    %table = llvm.inttoptr %table_i : i64 to !llvm.ptr
+    %j = llvm.udiv %f, %updates : i64
+    %u = llvm.urem %f, %updates : i64
+    %theirs = llvm.mul %j, %stride : i64
+    %slot = llvm.add %theirs, %b : i64
+    %base_at = llvm.getelementptr %table[%slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
+    %base = llvm.load %base_at : !llvm.ptr -> !llvm.ptr
+    %input = llvm.icmp "eq" %b, %c0 : i64
+    llvm.cond_br %input, ^address, ^index
+  ^address:
+    %address = llvm.ptrtoint %base : !llvm.ptr to i64
+    llvm.return %address : i64
+  ^index:
+    %mine = llvm.mul %position, %updates : i64
+    %k = llvm.add %mine, %u : i64
+    %v = llvm.call @index_at(%base, %k, %itemsize) : (!llvm.ptr, i64, i64) -> i64
+    llvm.return %v : i64
+  }}
+  // The rows the %n updates of a ragged pull bring in all; -1 if one is out of bounds
+  // (RG_STATUS 1, and which: its member, input row, rows, output row).
+  llvm.func internal @ragged_check(%args: !llvm.ptr, %n: i64) -> i64 {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %c2 = llvm.mlir.constant(2 : i64) : i64
+    %c3 = llvm.mlir.constant(3 : i64) : i64
+    %c4 = llvm.mlir.constant(4 : i64) : i64
+    %minus1 = llvm.mlir.constant(-1 : i64) : i64
+    %in_rows_at = llvm.getelementptr %args[{RG_IN_ROWS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %out_rows_at = llvm.getelementptr %args[{RG_OUT_ROWS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %updates_at = llvm.getelementptr %args[{RG_UPDATES}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %in_rows = llvm.load %in_rows_at : !llvm.ptr -> i64
+    %out_rows = llvm.load %out_rows_at : !llvm.ptr -> i64
+    %updates = llvm.load %updates_at : !llvm.ptr -> i64
+    llvm.br ^update(%c0, %c0 : i64, i64)
+  ^update(%f: i64, %total: i64):
+    %more = llvm.icmp "slt" %f, %n : i64
+    llvm.cond_br %more, ^read, ^done(%total : i64)
+  ^read:
+    %rows = llvm.call @ragged_field(%args, %f, %c3) : (!llvm.ptr, i64, i64) -> i64
+    %start = llvm.call @ragged_field(%args, %f, %c2) : (!llvm.ptr, i64, i64) -> i64
+    %dest = llvm.call @ragged_field(%args, %f, %c4) : (!llvm.ptr, i64, i64) -> i64
+    %read_ok = llvm.call @rows_within(%start, %rows, %in_rows) : (i64, i64, i64) -> i1
+    %write_ok = llvm.call @rows_within(%dest, %rows, %out_rows) : (i64, i64, i64) -> i1
+    %ok = llvm.and %read_ok, %write_ok : i1
+    %f1 = llvm.add %f, %c1 : i64
+    %total1 = llvm.add %total, %rows : i64
+    llvm.cond_br %ok, ^update(%f1, %total1 : i64, i64), ^refuse
+  ^refuse:
+    %status_at = llvm.getelementptr %args[{RG_STATUS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %sender_at = llvm.getelementptr %args[{RG_SENDER}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %start_at = llvm.getelementptr %args[{RG_START}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %rows_at = llvm.getelementptr %args[{RG_ROWS}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %dest_at = llvm.getelementptr %args[{RG_DEST}] : (!llvm.ptr) -> !llvm.ptr, i64
+    %sender = llvm.udiv %f, %updates : i64
+    llvm.store %c1, %status_at : i64, !llvm.ptr
+    llvm.store %sender, %sender_at : i64, !llvm.ptr
+    llvm.store %start, %start_at : i64, !llvm.ptr
+    llvm.store %rows, %rows_at : i64, !llvm.ptr
+    llvm.store %dest, %dest_at : i64, !llvm.ptr
+    llvm.br ^done(%minus1 : i64)
+  ^done(%r: i64):
+    llvm.return %r : i64
+  }}
+  // Whether the received regions [dest, dest + rows) of the %n updates are apart.
+  llvm.func internal @ragged_apart(%args: !llvm.ptr, %n: i64) -> i1 {{
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %c1 = llvm.mlir.constant(1 : i64) : i64
+    %c3 = llvm.mlir.constant(3 : i64) : i64
+    %c4 = llvm.mlir.constant(4 : i64) : i64
+    %true = llvm.mlir.constant(true) : i1
+    %false = llvm.mlir.constant(false) : i1
+    llvm.br ^first(%c0 : i64)
+  ^first(%f: i64):
+    %more = llvm.icmp "slt" %f, %n : i64
+    %f1 = llvm.add %f, %c1 : i64
+    llvm.cond_br %more, ^against(%f1 : i64), ^done(%true : i1)
+  ^against(%g: i64):
+    %more_g = llvm.icmp "slt" %g, %n : i64
+    llvm.cond_br %more_g, ^compare, ^first(%f1 : i64)
+  ^compare:
+    %rows_f = llvm.call @ragged_field(%args, %f, %c3) : (!llvm.ptr, i64, i64) -> i64
+    %dest_f = llvm.call @ragged_field(%args, %f, %c4) : (!llvm.ptr, i64, i64) -> i64
+    %rows_g = llvm.call @ragged_field(%args, %g, %c3) : (!llvm.ptr, i64, i64) -> i64
+    %dest_g = llvm.call @ragged_field(%args, %g, %c4) : (!llvm.ptr, i64, i64) -> i64
+    %end_f = llvm.add %dest_f, %rows_f : i64
+    %end_g = llvm.add %dest_g, %rows_g : i64
+    %some_f = llvm.icmp "sgt" %rows_f, %c0 : i64
+    %some_g = llvm.icmp "sgt" %rows_g, %c0 : i64
+    %f_before_g_ends = llvm.icmp "slt" %dest_f, %end_g : i64
+    %g_before_f_ends = llvm.icmp "slt" %dest_g, %end_f : i64
+    %both = llvm.and %some_f, %some_g : i1
+    %meet = llvm.and %f_before_g_ends, %g_before_f_ends : i1
+    %overlap = llvm.and %both, %meet : i1
+    %g1 = llvm.add %g, %c1 : i64
+    llvm.cond_br %overlap, ^done(%false : i1), ^against(%g1 : i64)
+  ^done(%r: i1):
+    llvm.return %r : i1
+  }}
+  // A ragged all-to-all's pull between its two exchanges (the kernel slot of
+  // xhlo_fast_kernel), from the buffers the members posted in the group's table: the
+  // result starts as the output operand (unless the rows received cover it), then
+  // every member's updates for this one are copied from its input, members and
+  // updates in order (a later update wins an overlap). Rows out of bounds: nothing
+  // is copied, and the block says which (RG_STATUS 1).
   llvm.func @xhlo_ragged_pull(%args: !llvm.ptr) {{
     %c0 = llvm.mlir.constant(0 : i64) : i64
     %c1 = llvm.mlir.constant(1 : i64) : i64
@@ -468,9 +578,7 @@ module {{
     %position = llvm.extractvalue %fields[{RG_POSITION}] : !llvm.array<{RG_STATUS} x i64>
     %size = llvm.extractvalue %fields[{RG_SIZE}] : !llvm.array<{RG_STATUS} x i64>
     %row = llvm.extractvalue %fields[{RG_ROW}] : !llvm.array<{RG_STATUS} x i64>
-    %in_rows = llvm.extractvalue %fields[{RG_IN_ROWS}] : !llvm.array<{RG_STATUS} x i64>
     %out_rows = llvm.extractvalue %fields[{RG_OUT_ROWS}] : !llvm.array<{RG_STATUS} x i64>
-    %itemsize = llvm.extractvalue %fields[{RG_ITEMSIZE}] : !llvm.array<{RG_STATUS} x i64>
     %updates = llvm.extractvalue %fields[{RG_UPDATES}] : !llvm.array<{RG_STATUS} x i64>
     %result_bytes = llvm.extractvalue %fields[{RG_RESULT_BYTES}] : !llvm.array<{RG_STATUS} x i64>
     %table = llvm.inttoptr %table_i : i64 to !llvm.ptr
@@ -481,64 +589,39 @@ module {{
     %result_at = llvm.getelementptr %table[%result_slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
     %output = llvm.load %output_at : !llvm.ptr -> !llvm.ptr
     %result = llvm.load %result_at : !llvm.ptr -> !llvm.ptr
+    %n = llvm.mul %size, %updates : i64
+    %received = llvm.call @ragged_check(%args, %n) : (!llvm.ptr, i64) -> i64
+    %refused = llvm.icmp "slt" %received, %c0 : i64
+    llvm.cond_br %refused, ^done, ^cover
+  ^cover:
+    %all_rows = llvm.icmp "eq" %received, %out_rows : i64
+    llvm.cond_br %all_rows, ^apart, ^keep_output
+  ^apart:
+    %covered = llvm.call @ragged_apart(%args, %n) : (!llvm.ptr, i64) -> i1
+    llvm.cond_br %covered, ^copy(%c0 : i64), ^keep_output
+  ^keep_output:
     "llvm.intr.memcpy"(%result, %output, %result_bytes) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
-    %first_update = llvm.mul %position, %updates : i64
-    llvm.br ^member(%c0 : i64)
-  ^member(%j: i64):
-    %more = llvm.icmp "slt" %j, %size : i64
-    llvm.cond_br %more, ^buffers, ^done
-  ^buffers:
-    %theirs = llvm.mul %j, %stride : i64
-    %input_slot = llvm.add %theirs, %c0 : i64
-    %offsets_slot = llvm.add %theirs, %c2 : i64
-    %sizes_slot = llvm.add %theirs, %c3 : i64
-    %dests_slot = llvm.add %theirs, %c4 : i64
-    %input_at = llvm.getelementptr %table[%input_slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
-    %offsets_at = llvm.getelementptr %table[%offsets_slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
-    %sizes_at = llvm.getelementptr %table[%sizes_slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
-    %dests_at = llvm.getelementptr %table[%dests_slot] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.ptr
-    %input = llvm.load %input_at : !llvm.ptr -> !llvm.ptr
-    %offsets = llvm.load %offsets_at : !llvm.ptr -> !llvm.ptr
-    %sizes = llvm.load %sizes_at : !llvm.ptr -> !llvm.ptr
-    %dests = llvm.load %dests_at : !llvm.ptr -> !llvm.ptr
-    %j1 = llvm.add %j, %c1 : i64
-    llvm.br ^update(%c0 : i64)
-  ^update(%u: i64):
-    %more_updates = llvm.icmp "slt" %u, %updates : i64
-    llvm.cond_br %more_updates, ^read, ^member(%j1 : i64)
-  ^read:
-    %k = llvm.add %first_update, %u : i64
-    %u1 = llvm.add %u, %c1 : i64
-    %rows = llvm.call @index_at(%sizes, %k, %itemsize) : (!llvm.ptr, i64, i64) -> i64
-    %start = llvm.call @index_at(%offsets, %k, %itemsize) : (!llvm.ptr, i64, i64) -> i64
-    %dest = llvm.call @index_at(%dests, %k, %itemsize) : (!llvm.ptr, i64, i64) -> i64
-    %none = llvm.icmp "eq" %rows, %c0 : i64
-    llvm.cond_br %none, ^update(%u1 : i64), ^check
-  ^check:
-    %read_ok = llvm.call @rows_within(%start, %rows, %in_rows) : (i64, i64, i64) -> i1
-    %write_ok = llvm.call @rows_within(%dest, %rows, %out_rows) : (i64, i64, i64) -> i1
-    %ok = llvm.and %read_ok, %write_ok : i1
-    llvm.cond_br %ok, ^copy, ^out_of_bounds
-  ^copy:
+    llvm.br ^copy(%c0 : i64)
+  ^copy(%f: i64):
+    %more = llvm.icmp "slt" %f, %n : i64
+    llvm.cond_br %more, ^one, ^done
+  ^one:
+    %input = llvm.call @ragged_field(%args, %f, %c0) : (!llvm.ptr, i64, i64) -> i64
+    %start = llvm.call @ragged_field(%args, %f, %c2) : (!llvm.ptr, i64, i64) -> i64
+    %rows = llvm.call @ragged_field(%args, %f, %c3) : (!llvm.ptr, i64, i64) -> i64
+    %dest = llvm.call @ragged_field(%args, %f, %c4) : (!llvm.ptr, i64, i64) -> i64
     %from_at = llvm.mul %start, %row : i64
     %to_at = llvm.mul %dest, %row : i64
     %nbytes = llvm.mul %rows, %row : i64
-    %from = llvm.getelementptr %input[%from_at] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %input_ptr = llvm.inttoptr %input : i64 to !llvm.ptr
+    %from = llvm.getelementptr %input_ptr[%from_at] : (!llvm.ptr, i64) -> !llvm.ptr, i8
     %to = llvm.getelementptr %result[%to_at] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+    %none = llvm.icmp "eq" %rows, %c0 : i64
+    %f1 = llvm.add %f, %c1 : i64
+    llvm.cond_br %none, ^copy(%f1 : i64), ^move
+  ^move:
     "llvm.intr.memmove"(%to, %from, %nbytes) <{{isVolatile = false}}> : (!llvm.ptr, !llvm.ptr, i64) -> ()
-    llvm.br ^update(%u1 : i64)
-  ^out_of_bounds:
-    %status_at = llvm.getelementptr %args[{RG_STATUS}] : (!llvm.ptr) -> !llvm.ptr, i64
-    %sender_at = llvm.getelementptr %args[{RG_SENDER}] : (!llvm.ptr) -> !llvm.ptr, i64
-    %start_at = llvm.getelementptr %args[{RG_START}] : (!llvm.ptr) -> !llvm.ptr, i64
-    %rows_at = llvm.getelementptr %args[{RG_ROWS}] : (!llvm.ptr) -> !llvm.ptr, i64
-    %dest_at = llvm.getelementptr %args[{RG_DEST}] : (!llvm.ptr) -> !llvm.ptr, i64
-    llvm.store %c1, %status_at : i64, !llvm.ptr
-    llvm.store %j, %sender_at : i64, !llvm.ptr
-    llvm.store %start, %start_at : i64, !llvm.ptr
-    llvm.store %rows, %rows_at : i64, !llvm.ptr
-    llvm.store %dest, %dest_at : i64, !llvm.ptr
-    llvm.br ^done
+    llvm.br ^copy(%f1 : i64)
   ^done:
     llvm.return
   }}
