@@ -275,19 +275,15 @@ module {{
     %rda_at = llvm.getelementptr %receive_displacements[%a] : (!llvm.ptr, i64) -> !llvm.ptr, i32
     %rcb_at = llvm.getelementptr %receive_counts[%b] : (!llvm.ptr, i64) -> !llvm.ptr, i32
     %rdb_at = llvm.getelementptr %receive_displacements[%b] : (!llvm.ptr, i64) -> !llvm.ptr, i32
-    %rca = llvm.load %rca_at : !llvm.ptr -> i32
-    %rda = llvm.load %rda_at : !llvm.ptr -> i32
-    %rcb = llvm.load %rcb_at : !llvm.ptr -> i32
-    %rdb = llvm.load %rdb_at : !llvm.ptr -> i32
-    %enda = llvm.add %rda, %rca : i32
-    %endb = llvm.add %rdb, %rcb : i32
-    %a_some = llvm.icmp "sgt" %rca, %zero32 : i32
-    %b_some = llvm.icmp "sgt" %rcb, %zero32 : i32
-    %a_before_b_ends = llvm.icmp "slt" %rda, %endb : i32
-    %b_before_a_ends = llvm.icmp "slt" %rdb, %enda : i32
-    %both = llvm.and %a_some, %b_some : i1
-    %meet = llvm.and %a_before_b_ends, %b_before_a_ends : i1
-    %overlap = llvm.and %both, %meet : i1
+    %rca32 = llvm.load %rca_at : !llvm.ptr -> i32
+    %rda32 = llvm.load %rda_at : !llvm.ptr -> i32
+    %rcb32 = llvm.load %rcb_at : !llvm.ptr -> i32
+    %rdb32 = llvm.load %rdb_at : !llvm.ptr -> i32
+    %rca = llvm.sext %rca32 : i32 to i64
+    %rda = llvm.sext %rda32 : i32 to i64
+    %rcb = llvm.sext %rcb32 : i32 to i64
+    %rdb = llvm.sext %rdb32 : i32 to i64
+    %overlap = llvm.call @regions_meet(%rda, %rca, %rdb, %rcb) : (i64, i64, i64, i64) -> i1
     %b1 = llvm.add %b, %c1 : i64
     llvm.cond_br %overlap, ^return(%c3 : i64), ^against(%b1 : i64)
   ^post:  // rows no member sends keep the output operand's (none such: no copy)

@@ -97,7 +97,8 @@ def monotonic_now_function(name: str) -> str:
 MONOTONIC_NOW = monotonic_now_function("xhlo_now")
 
 
-# Index arrays of ragged all-to-all (shared with ``mpi_fast``): an element as i64; a row range check.
+# Index arrays of ragged all-to-all (shared with ``mpi_fast``): an element as i64; row
+# range checks.
 INDEX_HELPERS = """  // Element %i of an index array of %itemsize (4 or 8) bytes, as i64.
   llvm.func internal @index_at(%base: !llvm.ptr, %i: i64, %itemsize: i64) -> i64 {
     %c4 = llvm.mlir.constant(4 : i64) : i64
@@ -130,6 +131,20 @@ INDEX_HELPERS = """  // Element %i of an index array of %itemsize (4 or 8) bytes
     %ok = llvm.select %none, %true, %ok_rows : i1, i1
     %result = llvm.select %negative, %false, %ok : i1, i1
     llvm.return %result : i1
+  }
+  // Whether rows [%a, %a + %m) and [%b, %b + %n) share a row (no rows share none).
+  llvm.func internal @regions_meet(%a: i64, %m: i64, %b: i64, %n: i64) -> i1 {
+    %c0 = llvm.mlir.constant(0 : i64) : i64
+    %end_a = llvm.add %a, %m : i64
+    %end_b = llvm.add %b, %n : i64
+    %some_a = llvm.icmp "sgt" %m, %c0 : i64
+    %some_b = llvm.icmp "sgt" %n, %c0 : i64
+    %a_before_b_ends = llvm.icmp "slt" %a, %end_b : i64
+    %b_before_a_ends = llvm.icmp "slt" %b, %end_a : i64
+    %both = llvm.and %some_a, %some_b : i1
+    %meet = llvm.and %a_before_b_ends, %b_before_a_ends : i1
+    %r = llvm.and %both, %meet : i1
+    llvm.return %r : i1
   }
 """
 
@@ -545,15 +560,7 @@ module {{
     %dest_f = llvm.call @ragged_field(%args, %f, %c4) : (!llvm.ptr, i64, i64) -> i64
     %rows_g = llvm.call @ragged_field(%args, %g, %c3) : (!llvm.ptr, i64, i64) -> i64
     %dest_g = llvm.call @ragged_field(%args, %g, %c4) : (!llvm.ptr, i64, i64) -> i64
-    %end_f = llvm.add %dest_f, %rows_f : i64
-    %end_g = llvm.add %dest_g, %rows_g : i64
-    %some_f = llvm.icmp "sgt" %rows_f, %c0 : i64
-    %some_g = llvm.icmp "sgt" %rows_g, %c0 : i64
-    %f_before_g_ends = llvm.icmp "slt" %dest_f, %end_g : i64
-    %g_before_f_ends = llvm.icmp "slt" %dest_g, %end_f : i64
-    %both = llvm.and %some_f, %some_g : i1
-    %meet = llvm.and %f_before_g_ends, %g_before_f_ends : i1
-    %overlap = llvm.and %both, %meet : i1
+    %overlap = llvm.call @regions_meet(%dest_f, %rows_f, %dest_g, %rows_g) : (i64, i64, i64, i64) -> i1
     %g1 = llvm.add %g, %c1 : i64
     llvm.cond_br %overlap, ^done(%false : i1), ^against(%g1 : i64)
   ^done(%r: i1):
