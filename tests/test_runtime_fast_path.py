@@ -283,3 +283,28 @@ def test_native_ragged_pull_resumed_by_python_reads_the_buffers_the_peers_posted
     for d in range(4):
         np.testing.assert_array_equal(out[d][0], expected[d])
     assert exe._runtime.python_calls > 4  # device 0 went back to Python at step 5
+
+
+def test_a_device_failing_while_its_peers_pull_natively_aborts_them():
+    """At step 5 devices 1-3 fail (a ragged all-to-all of their own sends rows out of
+    bounds) instead of joining the loop's ragged all-to-all: device 0, waiting in native
+    code, stops with an error naming a failed peer instead of hanging."""
+    t, m = "tensor<12x2xf32>", "tensor<1xi32>"
+    failing = f"""{AT_STEP_FIVE.replace("%v", "%x")}      %data = "stablehlo.case"(%which) ({{
+        stablehlo.return %x : {t}
+      }}, {{
+        %start = stablehlo.constant dense<0> : {m}
+        %rows = stablehlo.constant dense<99> : {m}
+        %bad = stablehlo.custom_call @ragged_all_to_all(%x, %x, %start, %rows, %start, %rows)
+            {{api_version = 4 : i32, backend_config = {{replica_groups = dense<[[0], [1], [2], [3]]> : tensor<4x1xi64>}}}}
+            : ({t}, {t}, {m}, {m}, {m}, {m}) -> {t}
+        stablehlo.return %bad : {t}
+      }}) : (tensor<i32>) -> {t}
+"""
+    _, args, _ = ragged_steps(4, "4xi32", "apart", STEPS)
+    exe = xhlo.compile(ragged_loop(12, 4, "4xi32", STEPS, prelude=failing, data="%data"))
+    with pytest.raises(xhlo.runtime.CollectiveError) as info:
+        exe.run_replicated(args, timeout=60)
+    errors = info.value.errors
+    assert all("out of bounds" in str(errors[d]) for d in (1, 2, 3)), errors
+    assert isinstance(errors[0], CollectiveAborted) and "failed" in str(errors[0]), errors
