@@ -124,6 +124,7 @@ class MpiTransport:
         self._fast = mpi_fast.FastPath.create(self.MPI)  # None: every call goes through Python
         self._fast_records: dict[int, ctypes.Array] = {}  # per call site, for the native fast path
         self._device: Device | None = None
+        self._staging: dict[int, list[np.ndarray]] = {}  # all_reduce: the blocks received, per call site
         for op in ops:  # same order on every rank: Split is collective
             if op.primitive in _GROUP_PRIMITIVES:
                 self._group_comm(op.groups)
@@ -318,7 +319,9 @@ class MpiTransport:
         """Blocks to their folders (all-to-all), the op's compiled fold kernel on the
         received blocks into this rank's block of the result, then all-gather in place."""
         count = comm.Get_size()
-        staged = [np.empty(x.nbytes, np.uint8) for x in operands]
+        staged = self._staging.get(op.index)
+        if staged is None:  # kept per call site: fresh pages would fault on every call
+            staged = self._staging[op.index] = [np.empty(x.nbytes, np.uint8) for x in operands]
         self._wait([comm.Ialltoall(self._memory(x), s) for x, s in zip(operands, staged)], op, "")
         inputs = [s.ctypes.data + j * (s.nbytes // count) for s in staged for j in range(count)]
         outputs = [y.address + position * (y.nbytes // count) for y in results]
