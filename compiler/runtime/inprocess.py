@@ -15,8 +15,8 @@ path (``spin_wait``): later calls post, arrive and exchange without entering
 Python unless a peer is late or something fails. A large all_reduce runs two
 exchanges around the op's compiled fold kernel; a ragged all-to-all, whose
 copies depend on its operands' contents, runs two exchanges around a pull of
-every member's updates for this one (``spin_wait``'s ``xhlo_ragged_pull``, in
-Python on the first call).
+every member's updates for this one (``spin_wait``'s ``xhlo_ragged_pull``,
+called from Python on the first call).
 
 Nothing waits forever. The native wait returns to Python after a bounded slice
 or at once when the world's event counter moves, and a waiting device gives up
@@ -491,25 +491,25 @@ class InProcessWorld:
     ) -> None:
         """Two exchanges without copies around a pull of every member's updates for this
         one from the buffers the members posted (what moves depends on their contents):
-        the members stay until the last has pulled, so the inputs read stay alive. After
-        one such call the pull is native (``xhlo_ragged_pull`` between the exchanges);
-        this resumes where the native run stopped, or reports the rows it refused."""
+        the members stay until the last has pulled, so the inputs read stay alive. The
+        pull is native code (``xhlo_ragged_pull``), called from here on the first call
+        and between the native exchanges after it; this resumes where a native run
+        stopped, and reports the rows the pull refused."""
         pull = self._ragged_pulls.get((op.index, device))
         second = self._exchanges.get((op.index, device, 1))
         if second is not None and second.pending():  # native code pulled; the departure was late
             self._run_exchange(device, op, members, position, group, operands, results, phase=1)
-            if pull is not None:
-                pull.raise_refusal(members, device)
+            pull.raise_refusal(members, device)
             return
         if pull is not None:
             pull.raise_refusal(members, device)
         first = self._run_exchange(device, op, members, position, group, operands, results, phase=0)
-        try:
-            _pull_ragged(op, first.table, first.stride, members, device, position)
-        finally:
-            second = self._run_exchange(device, op, members, position, group, operands, results, phase=1)
-        if owner is not None and first.record is None:
+        if pull is None:
             pull = self._ragged_pulls[(op.index, device)] = _RaggedPull(op, first, position, len(members))
+        pull.run()
+        second = self._run_exchange(device, op, members, position, group, operands, results, phase=1)
+        pull.raise_refusal(members, device)
+        if owner is not None and first.record is None:
             first.fast_record(self, op, device)
             second.fast_record(self, op, device)
             first.link_fold(second, native().ragged_pull, pull, [])
@@ -693,21 +693,7 @@ class InProcessWorld:
 # -- ragged all-to-all: what a member pulls from its peers -----------------------------------
 
 
-def _pull_ragged(op: RuntimeOp, table, stride: int, members, me: int, position: int) -> None:
-    """Copy into device ``me``'s result (member ``position`` of ``members``) its output
-    operand, then every member's updates for it, from the buffer addresses the members
-    posted in ``table`` (``stride`` per member)."""
-    plan, mine = RaggedPlan(op), position * stride
-    out = table[mine + len(op.operand_bytes)]
-    ctypes.memmove(out, table[mine + 1], op.result_bytes[0])  # untouched rows keep `output`
-    for j, member in enumerate(members):
-        peer = [Buffer(table[j * stride + b], n) for b, n in enumerate(op.operand_bytes)]
-        for source_row, dest_row, rows in plan.updates_from(peer, position, sender=member, receiver=me):
-            ctypes.memmove(
-                out + dest_row * plan.row_bytes,
-                peer[0].address + source_row * plan.row_bytes,
-                rows * plan.row_bytes,
-            )
+_PULL = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 class _RaggedPull:
@@ -723,6 +709,10 @@ class _RaggedPull:
         fields[RG_ITEMSIZE], fields[RG_UPDATES] = op.operand_itemsize[3], self.plan.updates
         fields[RG_RESULT_BYTES] = op.result_bytes[0]
         self.status_address = ctypes.addressof(fields) + 8 * RG_STATUS
+
+    def run(self) -> None:
+        """Pull, from Python (between exchanges Python ran)."""
+        _PULL(native().ragged_pull)(ctypes.addressof(self.packed))
 
     def raise_refusal(self, members, me: int) -> None:
         """Raise what the native pull refused (rows out of bounds), if it refused; resets it."""
@@ -752,27 +742,6 @@ class RaggedPlan:
     def metadata(self, buffers: Sequence[Buffer], index: int) -> np.ndarray:
         """Operand ``index`` (2..5: offsets and sizes) as int64, read from memory."""
         return buffers[index].view(self.metadata_dtype(index)).astype(np.int64)
-
-    def updates_from(self, sender_operands, receiver_position: int, *, sender: int, receiver: int):
-        """(input row, output row, rows) of every non-empty update ``sender`` sends ``receiver``."""
-        input_offsets = self.metadata(sender_operands, 2)
-        send_sizes = self.metadata(sender_operands, 3)
-        output_offsets = self.metadata(sender_operands, 4)
-        first = receiver_position * self.updates
-        for k in range(first, first + self.updates):
-            rows = int(send_sizes[k])
-            if rows == 0:
-                continue
-            start, dest = int(input_offsets[k]), int(output_offsets[k])
-            if (
-                rows < 0
-                or start < 0
-                or dest < 0
-                or start + rows > self.input_rows
-                or dest + rows > self.output_rows
-            ):
-                raise self.out_of_bounds(sender, receiver, start, rows, dest)
-            yield start, dest, rows
 
     def out_of_bounds(self, sender: int, receiver: int, start: int, rows: int, dest: int) -> CollectiveError:
         return CollectiveError(
