@@ -48,8 +48,12 @@ from .spin_wait import INDEX_HELPERS
 # slot it is packed at, unpack block size, unpack source offset, unpack copies.
 (M_MARK, M_HANDLER, M_IALLGATHER, M_TEST, M_COMM, M_BYTE, M_SLOT, M_SLOTS, M_SLOT_BYTES,
  M_SIZE, M_NOPERANDS, M_FLAG_BUFFER, M_FLAG_VALUE, M_STATE, M_REQUEST, M_FLAG, M_SPINS,
- M_DIRECT, M_DIRECT_BYTES, M_IRECV, M_P2P, M_DEST, M_SOURCE, M_TAG, M_RECV_REQUEST,
- M_RAGGED, M_ROW, M_IN_ROWS, M_OUT_ROWS, M_POSITION, M_COUNTS, M_STATUS) = range(32)
+ M_DIRECT, M_DIRECT_KIND, M_DIRECT_BYTES, M_IRECV, M_P2P, M_DEST, M_SOURCE, M_TAG,
+ M_RECV_REQUEST, M_ROW, M_IN_ROWS, M_OUT_ROWS, M_POSITION, M_COUNTS, M_STATUS) = range(32)
+# What M_DIRECT is (0 after the agreement: inline): an MPI collective with the arguments
+# of MPI_Iallgather (all_gather, all_to_all), MPI_Isend with MPI_Irecv (permute), or
+# MPI_Ialltoallv (ragged all-to-all).
+COLLECTIVE, SEND_RECEIVE, RAGGED = 0, 1, 2
 STATUS_FIELDS = 8  # room for any MPI_Status (MPICH 20 bytes, Open MPI 24)
 M_BUFFERS = M_STATUS + STATUS_FIELDS
 BUFFER_FIELDS = 6
@@ -198,9 +202,7 @@ module {{
     %c2 = llvm.mlir.constant(2 : i64) : i64
     %c3 = llvm.mlir.constant(3 : i64) : i64
     %c4 = llvm.mlir.constant(4 : i64) : i64
-    %c5 = llvm.mlir.constant(5 : i64) : i64
     %c6 = llvm.mlir.constant(6 : i64) : i64
-    %zero32 = llvm.mlir.constant(0 : i32) : i32
     {_load("row", M_ROW)}
     {_load("in_rows", M_IN_ROWS)}
     {_load("out_rows", M_OUT_ROWS)}
@@ -360,28 +362,26 @@ module {{
     %null = llvm.mlir.zero : !llvm.ptr
     %inline = llvm.icmp "eq" %direct, %null : !llvm.ptr
     llvm.cond_br %inline, ^unpack(%c0 : i64), ^direct
-  ^direct:
-    {_load("ragged_all_to_all", M_RAGGED)}
-    %is_ragged = llvm.icmp "ne" %ragged_all_to_all, %c0 : i64
-    llvm.cond_br %is_ragged, ^ragged, ^not_ragged
-  ^ragged:
-    %ragged_done = llvm.call @ragged(%rec, %descriptors, %slots, %slot_bytes, %size) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64) -> i64
-    %for_python = llvm.icmp "eq" %ragged_done, %c3 : i64
-    llvm.cond_br %for_python, ^leave(%agreed_only : i64), ^moved(%ragged_done : i64)
-  ^not_ragged:
+  ^direct:  // M_DIRECT_KIND: which MPI call follows the agreement
     %send = llvm.call @address(%rec, %descriptors, %c0) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
     %receive = llvm.call @address(%rec, %descriptors, %c1) : (!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
     {_load("direct_bytes", M_DIRECT_BYTES)}
     %per_member = llvm.trunc %direct_bytes : i64 to i32
-    {_load("point_to_point", M_IRECV, "!llvm.ptr")}
-    %permute = llvm.icmp "ne" %point_to_point, %null : !llvm.ptr
-    llvm.cond_br %permute, ^send_receive, ^collective
-  ^send_receive:
-    %sent_received = llvm.call @send_receive(%rec, %send, %receive, %per_member) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> i64
-    llvm.br ^moved(%sent_received : i64)
+    {_load("kind", M_DIRECT_KIND)}
+    llvm.switch %kind : i64, ^collective [
+      {SEND_RECEIVE}: ^send_receive,
+      {RAGGED}: ^ragged
+    ]
   ^collective:
     %exchanged = llvm.call @exchange(%rec, %direct, %send, %receive, %per_member) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> i64
     llvm.br ^moved(%exchanged : i64)
+  ^send_receive:
+    %sent_received = llvm.call @send_receive(%rec, %send, %receive, %per_member) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i32) -> i64
+    llvm.br ^moved(%sent_received : i64)
+  ^ragged:
+    %ragged_done = llvm.call @ragged(%rec, %descriptors, %slots, %slot_bytes, %size) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64, i64) -> i64
+    %for_python = llvm.icmp "eq" %ragged_done, %c3 : i64
+    llvm.cond_br %for_python, ^leave(%agreed_only : i64), ^moved(%ragged_done : i64)
   ^moved(%data: i64):
     %moved = llvm.icmp "eq" %data, %c0 : i64
     %data_posted = llvm.icmp "eq" %data, %c2 : i64
@@ -529,6 +529,9 @@ class FastPath:
         record[M_FLAG_BUFFER] = len(op.operand_bytes) + 1 if flagged else -1
         sender = op.sender_position(members[position]) if flagged else None
         record[M_FLAG_VALUE] = int(sender is not None)
+        record[M_DIRECT_KIND] = {"collective_permute": SEND_RECEIVE, "ragged_all_to_all": RAGGED}.get(
+            op.primitive, COLLECTIVE
+        )
         if direct and op.primitive == "collective_permute":
             p2p, tag = peers
             device, missing = members[position], self.MPI.PROC_NULL
@@ -536,7 +539,7 @@ class FastPath:
             record[M_DEST] = _or(op.target_of(device), missing)
             record[M_SOURCE] = _or(op.source_of(device), missing)
         if op.primitive == "ragged_all_to_all":
-            record[M_RAGGED], record[M_POSITION] = 1, position
+            record[M_POSITION] = position
             record[M_ROW] = op.operand_bytes[0] // op.attrs["input_rows"]
             record[M_IN_ROWS], record[M_OUT_ROWS] = op.attrs["input_rows"], op.attrs["output_rows"]
             record[M_COUNTS] = ctypes.addressof(record) + 8 * (len(record) - scratch)
@@ -590,7 +593,8 @@ class FastPath:
         state, record[M_STATE] = record[M_STATE], IDLE
         if state not in (PENDING, DATA_PENDING):
             return state, []
-        fields = [M_REQUEST, M_RECV_REQUEST] if state == DATA_PENDING and record[M_IRECV] else [M_REQUEST]
+        both = state == DATA_PENDING and record[M_DIRECT_KIND] == SEND_RECEIVE
+        fields = [M_REQUEST, M_RECV_REQUEST] if both else [M_REQUEST]
         mask = (1 << (8 * self._request_bytes)) - 1  # as mpi4py reads a handle
         return state, [self.MPI.Request.fromhandle(record[field] & mask) for field in fields]
 
