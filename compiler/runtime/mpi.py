@@ -365,7 +365,7 @@ class MpiTransport:
                     op, self.rank, f"device {self.rank} sends rows [{start}, {start + rows}) of its "
                     f"{plan.input_rows}-row input"
                 )
-        incoming = self._ragged_incoming(op, comm, position, operands)  # [sender, update, (rows, dest)]
+        incoming = self._ragged_incoming(plan, comm, position, operands)  # [sender, update, (rows, dest)]
         for sender, (rows, dest) in ((j, u) for j in range(count) for u in incoming[j]):
             if rows and (rows < 0 or dest < 0 or dest + rows > plan.output_rows):
                 raise _out_of_bounds(
@@ -400,11 +400,10 @@ class MpiTransport:
                 view[dest * row : (dest + rows) * row] = recvbuf[cursor : cursor + rows * row]
                 cursor += rows * row
 
-    def _ragged_incoming(self, op, comm, position, operands) -> np.ndarray:
+    def _ragged_incoming(self, plan: RaggedPlan, comm, position, operands) -> np.ndarray:
         """What each member sends this one: ``[member, update, (rows, output row)]``. From the
         agreement slots when the metadata came with them, else an all-to-all of it."""
-        plan, count = RaggedPlan(op), comm.Get_size()
-        updates = plan.updates
+        op, count, updates = plan.op, comm.Get_size(), plan.updates
         if _agreement_extras(op, operands):
             slots = self._slots(op, comm, members_of(op, self.rank))[2]
             dtype = plan.metadata_dtype(3)
