@@ -30,6 +30,28 @@ AT_STEP_FIVE = """    %id = stablehlo.replica_id : tensor<ui32>
 """
 
 
+def _zeros_after_a_long_sort(value: str, t: str) -> str:
+    """Loop-body lines defining ``%zeros`` (a 2-D ``t``) after sorting 2M floats seeded by
+    ``value``'s corner: far longer than a native wait slice, and not loop-invariant."""
+    big = "tensor<2097152xf32>"
+    return f"""      %slow_corner = stablehlo.slice {value} [0:1, 0:1] : ({t}) -> tensor<1x1xf32>
+      %slow_scalar = stablehlo.reshape %slow_corner : (tensor<1x1xf32>) -> tensor<f32>
+      %slow_ramp = stablehlo.iota dim = 0 : {big}
+      %slow_base = stablehlo.broadcast_in_dim %slow_scalar, dims = [] : (tensor<f32>) -> {big}
+      %slow_keys = stablehlo.subtract %slow_base, %slow_ramp : {big}
+      %slow_sorted = "stablehlo.sort"(%slow_keys) ({{
+        ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+          %lt = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+          stablehlo.return %lt : tensor<i1>
+      }}) {{dimension = 0 : i64, is_stable = false}} : ({big}) -> {big}
+      %slow_first = stablehlo.slice %slow_sorted [0:1] : ({big}) -> tensor<1xf32>
+      %slow_none = stablehlo.constant dense<0.0> : tensor<1xf32>
+      %slow_zero = stablehlo.multiply %slow_first, %slow_none : tensor<1xf32>
+      %slow_z = stablehlo.reshape %slow_zero : (tensor<1xf32>) -> tensor<f32>
+      %zeros = stablehlo.broadcast_in_dim %slow_z, dims = [] : (tensor<f32>) -> {t}
+"""
+
+
 def _loop(body: str, *, replicas: int = 2, t: str = "tensor<4xi32>") -> str:
     """``main(x: t)``: STEPS iterations of ``body`` (``%i`` the step, ``%v`` the carried
     value; it defines ``%y``, the next value)."""
@@ -183,26 +205,11 @@ def test_native_fold_resumed_by_python_reads_the_buffers_the_peers_posted():
     contributes v + 1000, so its peers' native all_reduce (a max) hands over to Python,
     which must fold the buffers posted this step, not those of the step that last went
     through Python."""
-    t, big = "tensor<512x512xf32>", "tensor<2097152xf32>"
+    t = "tensor<512x512xf32>"
     delay = f"""{AT_STEP_FIVE}    %u = "stablehlo.case"(%which) ({{
       stablehlo.return %v : {t}
     }}, {{
-      %corner = stablehlo.slice %v [0:1, 0:1] : ({t}) -> tensor<1x1xf32>
-      %scalar = stablehlo.reshape %corner : (tensor<1x1xf32>) -> tensor<f32>
-      %ramp = stablehlo.iota dim = 0 : {big}
-      %base = stablehlo.broadcast_in_dim %scalar, dims = [] : (tensor<f32>) -> {big}
-      %keys = stablehlo.subtract %base, %ramp : {big}
-      %sorted = "stablehlo.sort"(%keys) ({{
-        ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-          %lt = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
-          stablehlo.return %lt : tensor<i1>
-      }}) {{dimension = 0 : i64, is_stable = false}} : ({big}) -> {big}
-      %first = stablehlo.slice %sorted [0:1] : ({big}) -> tensor<1xf32>
-      %none = stablehlo.constant dense<0.0> : tensor<1xf32>
-      %zero = stablehlo.multiply %first, %none : tensor<1xf32>
-      %z = stablehlo.reshape %zero : (tensor<1xf32>) -> tensor<f32>
-      %zeros = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> {t}
-      %thousand = stablehlo.constant dense<1000.0> : {t}
+{_zeros_after_a_long_sort("%v", t)}      %thousand = stablehlo.constant dense<1000.0> : {t}
       %bumped = stablehlo.add %v, %thousand : {t}
       %raised = stablehlo.add %bumped, %zeros : {t}
       stablehlo.return %raised : {t}
@@ -260,20 +267,11 @@ def test_native_ragged_pull_resumed_by_python_reads_the_buffers_the_peers_posted
     """At step 5 devices 1-3 first sort 2M floats (far longer than a wait slice), so
     device 0's native ragged all-to-all hands over to Python, whose pull must read the
     buffers posted this step, not those of the step that last went through Python."""
-    big, t = "tensor<2097152xf32>", "tensor<12x2xf32>"
+    t = "tensor<12x2xf32>"
     delay = f"""{AT_STEP_FIVE.replace("%v", "%x")}      %data = "stablehlo.case"(%which) ({{
         stablehlo.return %x : {t}
       }}, {{
-        %ramp = stablehlo.iota dim = 0 : {big}
-        %sorted = "stablehlo.sort"(%ramp) ({{
-          ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-            %gt = stablehlo.compare GT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
-            stablehlo.return %gt : tensor<i1>
-        }}) {{dimension = 0 : i64, is_stable = false}} : ({big}) -> {big}
-        %last = stablehlo.slice %sorted [2097151:2097152] : ({big}) -> tensor<1xf32>
-        %z = stablehlo.reshape %last : (tensor<1xf32>) -> tensor<f32>
-        %zeros0 = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> {t}
-        %same = stablehlo.add %x, %zeros0 : {t}
+{_zeros_after_a_long_sort("%x", t)}        %same = stablehlo.add %x, %zeros : {t}
         stablehlo.return %same : {t}
       }}) : (tensor<i32>) -> {t}
 """
