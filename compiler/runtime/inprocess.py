@@ -292,13 +292,9 @@ def _copies(
             for j in range(count)
             if j != position
         ]
-    if op.primitive == "collective_permute":
-        source = op.source_of(members[position])
-        if source is None:
-            return []
-        return [(slot(members.index(source), 0), 0, mine + operands, 0, op.result_bytes[0])]
-    if op.primitive == "collective_broadcast":
-        return [(slot(0, 0), 0, mine + operands, 0, op.result_bytes[0])]
+    if op.primitive in ("collective_permute", "collective_broadcast"):
+        sender = op.sender_position(members[position])
+        return [] if sender is None else [(slot(sender, 0), 0, mine + operands, 0, op.result_bytes[0])]
     if op.primitive == "ragged_all_to_all":  # pulled between the exchanges
         return []
     raise CollectiveError(f"no copy plan for runtime primitive '{op.primitive}'", op=op)
@@ -327,7 +323,7 @@ def _set_flag(buffer: Buffer, value: bool) -> None:
 
 def _receives(op: RuntimeOp, device: int) -> bool:
     """The ``received`` flag of a permute or broadcast for a member ``device``."""
-    return op.primitive == "collective_broadcast" or op.source_of(device) is not None
+    return op.sender_position(device) is not None
 
 
 class InProcessWorld:

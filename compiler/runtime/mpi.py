@@ -296,7 +296,7 @@ class MpiTransport:
         state = self._resume(op, comm, members)
         if state == mpi_fast.DATA_PENDING:  # native code agreed and exchanged the data
             if op.primitive == "collective_permute":
-                results[1].view()[0] = int(op.source_of(self.rank) is not None)
+                results[1].view()[0] = int(op.sender_position(self.rank) is not None)
         elif inline:
             gathered = self._slots(op, comm, members)[3] if state else self._agree(op, comm, members, operands)
             _unpack_inline(op, gathered, members, position, operands, results)
