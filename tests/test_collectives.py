@@ -695,35 +695,23 @@ def ragged_steps(ranks: int, meta: str, layout: str, steps: int):
 
 
 def ragged_loop(
-    rows: int, ranks: int, meta: str, steps: int, sizes: str = "%ss", prelude: str = "", data: str = "%x"
+    rows: int, ranks: int, meta: str, steps: int, sizes: str = "%ss", prelude: str = "", data: str = "%v"
 ) -> str:
-    """``main(io, ss, oo, rs, x0)``: ``steps`` times ``x = ragged_all_to_all(<data>, fill,
-    io, <sizes>, oo, rs)``, ``fill`` the step number in every element (rows nobody sends
-    differ from step to step), ``sizes`` and ``data`` SSA values of the loop body (``%i``:
-    the step; ``prelude``: lines before the call)."""
+    """``main(io, ss, oo, rs, x)``: ``steps`` times ``v = ragged_all_to_all(<data>, fill, io,
+    <sizes>, oo, rs)``, ``fill`` the step number in every element (rows nobody sends differ
+    from step to step), ``sizes`` and ``data`` SSA values of the loop body (``%i``: the
+    step, ``%v``: the carried value; ``prelude``: lines before the call)."""
     t, m = f"tensor<{rows}x2xf32>", f"tensor<{meta}>"
     group = groups_attr([list(range(ranks))])
-    body = f"""  %zero = stablehlo.constant dense<0> : tensor<i32>
-  %one = stablehlo.constant dense<1> : tensor<i32>
-  %steps = stablehlo.constant dense<{steps}> : tensor<i32>
-  %r:2 = stablehlo.while(%i = %zero, %x = %x0) : tensor<i32>, {t}
-    cond {{
-      %c = stablehlo.compare LT, %i, %steps : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %c : tensor<i1>
-    }} do {{
-      %step = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
+    body = f"""      %step = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
       %fill = stablehlo.broadcast_in_dim %step, dims = [] : (tensor<f32>) -> {t}
       %three = stablehlo.constant dense<3> : tensor<i32>
       %at3 = stablehlo.compare EQ, %i, %three : (tensor<i32>, tensor<i32>) -> tensor<i1>
       %many = stablehlo.constant dense<9> : {m}
-{prelude}      %next = stablehlo.custom_call @ragged_all_to_all({data}, %fill, %io, {sizes}, %oo, %rs) {{api_version = 4 : i32,
-          backend_config = {{replica_groups = {group}}}}} : ({t}, {t}, {m}, {m}, {m}, {m}) -> {t}
-      %i1 = stablehlo.add %i, %one : tensor<i32>
-      stablehlo.return %i1, %next : tensor<i32>, {t}
-    }}
-  return %r#1 : {t}"""
-    signature = f"(%io: {m}, %ss: {m}, %oo: {m}, %rs: {m}, %x0: {t}) -> {t}"
-    return module(signature, body, replicas=ranks)
+{prelude}      %y = stablehlo.custom_call @ragged_all_to_all({data}, %fill, %io, {sizes}, %oo, %rs) {{api_version = 4 : i32,
+          backend_config = {{replica_groups = {group}}}}} : ({t}, {t}, {m}, {m}, {m}, {m}) -> {t}"""
+    signature = f"(%io: {m}, %ss: {m}, %oo: {m}, %rs: {m}, %x: {t}) -> {t}"
+    return module(signature, counted_loop_body(t, steps, body), replicas=ranks)
 
 
 # a ragged_loop's sizes that are out of bounds at step 3 (9 rows of a smaller input)
@@ -733,8 +721,8 @@ SIZES_OUT_OF_BOUNDS_AT_STEP_3 = "%ss_or_many"
 def ragged_loop_out_of_bounds_at_step_3(rows: int, ranks: int, meta: str, steps: int) -> str:
     m = f"tensor<{meta}>"
     return ragged_loop(rows, ranks, meta, steps, SIZES_OUT_OF_BOUNDS_AT_STEP_3).replace(
-        "      %next = ",
-        f"      {SIZES_OUT_OF_BOUNDS_AT_STEP_3} = stablehlo.select %at3, %many, %ss : tensor<i1>, {m}\n      %next = ",
+        "      %y = ",
+        f"      {SIZES_OUT_OF_BOUNDS_AT_STEP_3} = stablehlo.select %at3, %many, %ss : tensor<i1>, {m}\n      %y = ",
         1,
     )
 

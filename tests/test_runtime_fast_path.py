@@ -268,10 +268,10 @@ def test_native_ragged_pull_resumed_by_python_reads_the_buffers_the_peers_posted
     device 0's native ragged all-to-all hands over to Python, whose pull must read the
     buffers posted this step, not those of the step that last went through Python."""
     t = "tensor<12x2xf32>"
-    delay = f"""{AT_STEP_FIVE.replace("%v", "%x")}      %data = "stablehlo.case"(%which) ({{
-        stablehlo.return %x : {t}
+    delay = f"""{AT_STEP_FIVE}      %data = "stablehlo.case"(%which) ({{
+        stablehlo.return %v : {t}
       }}, {{
-{_zeros_after_a_long_sort("%x", t)}        %same = stablehlo.add %x, %zeros : {t}
+{_zeros_after_a_long_sort("%v", t)}        %same = stablehlo.add %v, %zeros : {t}
         stablehlo.return %same : {t}
       }}) : (tensor<i32>) -> {t}
 """
@@ -288,12 +288,12 @@ def test_a_device_failing_while_its_peers_pull_natively_aborts_them():
     bounds) instead of joining the loop's ragged all-to-all: device 0, waiting in native
     code, stops with an error naming a failed peer instead of hanging."""
     t, m = "tensor<12x2xf32>", "tensor<1xi32>"
-    failing = f"""{AT_STEP_FIVE.replace("%v", "%x")}      %data = "stablehlo.case"(%which) ({{
-        stablehlo.return %x : {t}
+    failing = f"""{AT_STEP_FIVE}      %data = "stablehlo.case"(%which) ({{
+        stablehlo.return %v : {t}
       }}, {{
         %start = stablehlo.constant dense<0> : {m}
         %rows = stablehlo.constant dense<99> : {m}
-        %bad = stablehlo.custom_call @ragged_all_to_all(%x, %x, %start, %rows, %start, %rows)
+        %bad = stablehlo.custom_call @ragged_all_to_all(%v, %v, %start, %rows, %start, %rows)
             {{api_version = 4 : i32, backend_config = {{replica_groups = dense<[[0], [1], [2], [3]]> : tensor<4x1xi64>}}}}
             : ({t}, {t}, {m}, {m}, {m}, {m}) -> {t}
         stablehlo.return %bad : {t}
