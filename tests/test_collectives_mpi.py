@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import counted_loop_body
 from tests.test_collectives import (
     CASE_ON_REPLICA,
     _random_ragged,
@@ -532,35 +533,19 @@ STEPS = 8
 
 
 def _loop(body: str, carried: str = "tensor<4xf32>", replicas: int = 2) -> str:
-    """``STEPS`` iterations of ``body`` (``%x`` -> ``%next``) in a ``stablehlo.while``."""
-    return module(
-        f"(%x0: {carried}) -> {carried}",
-        f"""  %zero = stablehlo.constant dense<0> : tensor<i32>
-  %one = stablehlo.constant dense<1> : tensor<i32>
-  %steps = stablehlo.constant dense<{STEPS}> : tensor<i32>
-  %r:2 = stablehlo.while(%i = %zero, %x = %x0) : tensor<i32>, {carried}
-    cond {{
-      %c = stablehlo.compare LT, %i, %steps : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %c : tensor<i1>
-    }} do {{
-{body}
-      %i1 = stablehlo.add %i, %one : tensor<i32>
-      stablehlo.return %i1, %next : tensor<i32>, {carried}
-    }}
-  return %r#1 : {carried}""",
-        replicas=replicas,
-    )
+    """``STEPS`` iterations of ``body`` (``%v`` -> ``%y``; ``%i``: the step, ``%c0``: 0)."""
+    return module(f"(%x: {carried}) -> {carried}", counted_loop_body(carried, STEPS, body), replicas=replicas)
 
 
 def gather_scatter_broadcast(n: int, pairs: int = 1) -> str:
-    """all_gather (of ``%x``, and of a slice at an offset), all_to_all and
+    """all_gather (of ``%v``, and of a slice at an offset), all_to_all and
     collective_broadcast (root: the pair's second device) of ``n`` floats, each step,
     in device pairs (0, 1), (2, 3), ..."""
     t, t2 = f"tensor<{n}xf32>", f"tensor<{2 * n}xf32>"
     groups = groups_attr([[2 * p, 2 * p + 1] for p in range(pairs)])
     roots_first = groups_attr([[2 * p + 1, 2 * p] for p in range(pairs)])
     return _loop(
-        f"""      %g = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups}}}
+        f"""      %g = "stablehlo.all_gather"(%v) {{all_gather_dim = 0 : i64, replica_groups = {groups}}}
           : ({t}) -> {t2}
       %g0 = stablehlo.slice %g [0:{n}] : ({t2}) -> {t}
       %g1 = stablehlo.slice %g [{n}:{2 * n}] : ({t2}) -> {t}
@@ -568,7 +553,7 @@ def gather_scatter_broadcast(n: int, pairs: int = 1) -> str:
           : ({t}) -> {t2}
       %g1_again = stablehlo.slice %g1g [{n}:{2 * n}] : ({t2}) -> {t}
       %twice = stablehlo.add %g0, %g0 : {t}
-      %h = stablehlo.concatenate %x, %twice, dim = 0 : ({t}, {t}) -> {t2}
+      %h = stablehlo.concatenate %v, %twice, dim = 0 : ({t}, {t}) -> {t2}
       %a = "stablehlo.all_to_all"(%h) {{split_dimension = 0 : i64, concat_dimension = 0 : i64,
           split_count = 2 : i64, replica_groups = {groups}}} : ({t2}) -> {t2}
       %b = "stablehlo.collective_broadcast"(%a) {{replica_groups = {roots_first}}}
@@ -576,7 +561,7 @@ def gather_scatter_broadcast(n: int, pairs: int = 1) -> str:
       %a0 = stablehlo.slice %a [0:{n}] : ({t2}) -> {t}
       %b1 = stablehlo.slice %b [{n}:{2 * n}] : ({t2}) -> {t}
       %s = stablehlo.add %a0, %b1 : {t}
-      %next = stablehlo.subtract %s, %g1_again : {t}""",
+      %y = stablehlo.subtract %s, %g1_again : {t}""",
         carried=t,
         replicas=2 * pairs,
     )
@@ -658,14 +643,14 @@ def test_repeated_collectives_run_natively_in_pairs_of_four_ranks(tmp_path, n):
 
 
 def shift_and_add(n: int, ranks: int) -> str:
-    """Each step adds to ``%x`` its left neighbour's ``%x`` (collective_permute 0 -> 1 ->
+    """Each step adds to ``%v`` its left neighbour's ``%v`` (collective_permute 0 -> 1 ->
     ... -> ranks-1: device 0 receives nothing, so zeros; the last device sends nothing)."""
     t = f"tensor<{n}xf32>"
     pairs = ", ".join(f"[{d}, {d + 1}]" for d in range(ranks - 1))
     return _loop(
-        f"""      %p = "stablehlo.collective_permute"(%x) {{
+        f"""      %p = "stablehlo.collective_permute"(%v) {{
           source_target_pairs = dense<[{pairs}]> : tensor<{ranks - 1}x2xi64>}} : ({t}) -> {t}
-      %next = stablehlo.add %x, %p : {t}""",
+      %y = stablehlo.add %v, %p : {t}""",
         carried=t,
         replicas=ranks,
     )
@@ -760,21 +745,21 @@ def mismatch_at_step_3(n: int) -> str:
       %rid = stablehlo.convert %id : (tensor<ui32>) -> tensor<i32>
       %three = stablehlo.constant dense<3> : tensor<i32>
       %at3 = stablehlo.compare EQ, %i, %three : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      %branch = stablehlo.select %at3, %rid, %zero : tensor<i1>, tensor<i32>
-      %next = "stablehlo.case"(%branch) ({{
-        %0 = "stablehlo.all_gather"(%x) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
+      %branch = stablehlo.select %at3, %rid, %c0 : tensor<i1>, tensor<i32>
+      %y = "stablehlo.case"(%branch) ({{
+        %0 = "stablehlo.all_gather"(%v) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
             : ({t}) -> {t2}
         %1 = stablehlo.slice %0 [{n}:{2 * n}] : ({t2}) -> {t}
         stablehlo.return %1 : {t}
       }}, {{
-        %half = stablehlo.slice %x [0:2] : ({t}) -> tensor<2xf32>
+        %half = stablehlo.slice %v [0:2] : ({t}) -> tensor<2xf32>
         %0 = "stablehlo.all_gather"(%half) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
             : (tensor<2xf32>) -> tensor<4xf32>
         %1 = stablehlo.pad %0, %zerof, low = [0], high = [{n - 4}], interior = [0] : (tensor<4xf32>, tensor<f32>) -> {t}
         stablehlo.return %1 : {t}
       }}) : (tensor<i32>) -> {t}""",
         carried=t,
-    ).replace("  %one = ", "  %zerof = stablehlo.constant dense<0.0> : tensor<f32>\n  %one = ", 1)
+    ).replace("  %c1 = ", "  %zerof = stablehlo.constant dense<0.0> : tensor<f32>\n  %c1 = ", 1)
 
 
 @pytest.mark.parametrize("n", [4, 2048], ids=["inline", "direct"])
