@@ -60,30 +60,33 @@ def _body(op: str, devices: int, steps: int):
     return lambda x: lax.fori_loop(0, steps, step, x)
 
 
-def _median_time(run, repeats: int) -> float:
+def median_time(run, repeats: int, reduce=statistics.median) -> float:
+    """``run``'s seconds, ``reduce`` (the median) of ``repeats`` samples after a warm-up."""
     run()  # warm up (compilation, first touch of the buffers)
     samples = []
     for _ in range(repeats):
         start = time.perf_counter()
         run()
         samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    return reduce(samples)
 
 
-def _memcpy_time(size: int, repeats: int) -> float:
+def memcpy_time(size: int, repeats: int) -> float:
+    """One thread copying ``size`` bytes once (many copies per sample)."""
     import ctypes
 
     import numpy as np
 
     src = np.ones(size, np.uint8)
     dst = np.empty_like(src)
+    source, target, memmove = src.ctypes.data, dst.ctypes.data, ctypes.memmove  # .ctypes costs ~1 us
     count = max(1, MOVED_PER_STEP // size // 8)
 
     def copy():
         for _ in range(count):
-            ctypes.memmove(dst.ctypes.data, src.ctypes.data, size)
+            memmove(target, source, size)
 
-    return _median_time(copy, repeats) / count
+    return median_time(copy, repeats) / count
 
 
 def worker(devices: int, sizes: list[int], ops: list[str], repeats: int, keep_memory: bool) -> None:
@@ -107,7 +110,7 @@ def worker(devices: int, sizes: list[int], ops: list[str], repeats: int, keep_me
     sharding = NamedSharding(mesh, P("x"))
     rng = np.random.default_rng(0)
     for size in sizes:
-        memcpy = _memcpy_time(size, repeats)
+        memcpy = memcpy_time(size, repeats)
         for op in ops:
             steps = steps_for(size, devices)
             local = size // 4
@@ -127,9 +130,9 @@ def worker(devices: int, sizes: list[int], ops: list[str], repeats: int, keep_me
             want = np.asarray(fn(x))
             got = np.concatenate([r[0] for r in exe.run_replicated(shards)])
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-            jax_time = _median_time(lambda fn=fn, x=x: fn(x).block_until_ready(), repeats) / steps
+            jax_time = median_time(lambda fn=fn, x=x: fn(x).block_until_ready(), repeats) / steps
             xhlo_time = (
-                _median_time(lambda exe=exe, s=shards: exe.run_replicated(s), repeats) / steps
+                median_time(lambda exe=exe, s=shards: exe.run_replicated(s), repeats) / steps
             )
             record = {
                 "devices": devices,

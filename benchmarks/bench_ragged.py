@@ -9,29 +9,19 @@ collective ``K`` times in a ``stablehlo.while`` (``bench_mpi.program``; the
 ragged one splits each device's rows into equal parts by its offset and size
 arguments); a step's time is what a run of ``2K`` takes more than a run of
 ``K``, per step, so the runs' own costs (the first call through Python, the
-result) are left out. Minimum over the samples.
+result) are left out. The fastest of the samples: the difference of two run times
+is steadier that way than with medians.
 """
 
 from __future__ import annotations
 
 import argparse
-import ctypes
-import time
 
 import numpy as np
+from bench_collectives import median_time, memcpy_time
 from bench_mpi import KIB, program, ragged_metadata
 
 SIZES = [4 * KIB, 64 * KIB, 1024 * KIB, 16 * 1024 * KIB]
-
-
-def _run_time(exe, args, samples: int) -> float:
-    exe.run_replicated(args)
-    best = float("inf")
-    for _ in range(samples):
-        start = time.perf_counter()
-        exe.run_replicated(args)
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def step_time(op: str, elements: int, devices: int, steps: int, samples: int) -> float:
@@ -42,25 +32,11 @@ def step_time(op: str, elements: int, devices: int, steps: int, samples: int) ->
     for d in range(devices):
         x = np.full(elements, d + 1, np.float32)
         args.append((*ragged_metadata(elements, d, devices), x) if op == "ragged_all_to_all" else (x,))
-    runs = [
-        _run_time(xhlo.compile(program(op, elements, devices, k), keep_ir=False), args, samples)
-        for k in (steps, 2 * steps)
-    ]
+    runs = []
+    for k in (steps, 2 * steps):
+        exe = xhlo.compile(program(op, elements, devices, k), keep_ir=False)
+        runs.append(median_time(lambda exe=exe: exe.run_replicated(args), samples, reduce=min))
     return (runs[1] - runs[0]) / steps
-
-
-def memcpy_time(size: int, samples: int) -> float:
-    """One thread copying the operand once (many copies per sample: a call costs ~1 us)."""
-    src, dst = np.ones(size, np.uint8), np.empty(size, np.uint8)
-    source, target, memmove = src.ctypes.data, dst.ctypes.data, ctypes.memmove
-    copies = max(1, (16 * 1024 * KIB) // size)
-    best = float("inf")
-    for _ in range(samples):
-        start = time.perf_counter()
-        for _ in range(copies):
-            memmove(target, source, size)
-        best = min(best, (time.perf_counter() - start) / copies)
-    return best
 
 
 def main() -> None:
@@ -72,7 +48,7 @@ def main() -> None:
     print(f"{args.devices} devices in process; time per collective (runs of K and 2K)")
     print(f"{'size':>8}{'K':>5}{'ragged us':>11}{'all_to_all us':>15}{'ratio':>7}{'memcpy us':>11}")
     for size in SIZES[:3] if args.quick else SIZES:
-        steps = max(4, min(256, (64 * 1024 * KIB) // size))
+        steps = max(8, min(256, (64 * 1024 * KIB) // size))
         ragged = step_time("ragged_all_to_all", size // 4, args.devices, steps, samples)
         fixed = step_time("all_to_all", size // 4, args.devices, steps, samples)
         copy = memcpy_time(size, samples)
