@@ -591,26 +591,36 @@ from xhlo.runtime.mpi import load_mpi, run_on_rank
 mpi_fast.SPINS = int(sys.argv[1])
 rank = load_mpi().COMM_WORLD.Get_rank()
 exe = xhlo.compile(open("prog.mlir").read())
-x = np.load("in.npz")[f"arg0_dev{rank}"]
-(out,) = run_on_rank(exe, [x])
+inputs = np.load("in.npz")
+mine = sum(name.endswith(f"_dev{rank}") for name in inputs.files)
+(out,) = run_on_rank(exe, [inputs[f"arg{i}_dev{rank}"] for i in range(mine)])
 np.save(f"out{rank}.npy", out)
 np.save(f"calls{rank}.npy", exe._runtime.python_calls)
 """
 
 
+def _run_on_ranks(tmp_path, program: str, args: list[tuple], expected: list, spins: int) -> list[int]:
+    """Run ``program`` on one MPI rank per device (``args``: each device's arguments)
+    with ``mpi_fast.SPINS = spins``, check its results against ``expected``; the runtime
+    calls that entered Python, per rank."""
+    (tmp_path / "prog.mlir").write_text(program)
+    (tmp_path / "loop.py").write_text(LOOP_SCRIPT)
+    np.savez(tmp_path / "in.npz", **{f"arg{i}_dev{d}": a for d, row in enumerate(args) for i, a in enumerate(row)})
+    done = mpirun(len(args), sys.executable, "loop.py", str(spins), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for rank, want in enumerate(expected):
+        np.testing.assert_array_equal(np.load(tmp_path / f"out{rank}.npy"), want)
+    return [int(np.load(tmp_path / f"calls{rank}.npy")) for rank in range(len(args))]
+
+
 def _run_loop(tmp_path, n: int, ranks: int, spins: int, program=None, oracle=None) -> list[int]:
-    """Run ``program`` (``gather_scatter_broadcast``) on ``ranks`` MPI ranks against
-    ``oracle`` (its oracle); the runtime calls that entered Python, per rank."""
+    """Run ``program`` (``gather_scatter_broadcast``) of ``n`` random floats a device on
+    ``ranks`` MPI ranks against ``oracle`` (its oracle); the Python calls per rank."""
     rng = np.random.default_rng(5)
     xs = [rng.integers(-4, 5, n).astype(np.float32) for _ in range(ranks)]
-    (tmp_path / "prog.mlir").write_text(program or gather_scatter_broadcast(n, ranks // 2))
-    (tmp_path / "loop.py").write_text(LOOP_SCRIPT)
-    np.savez(tmp_path / "in.npz", **{f"arg0_dev{d}": xs[d] for d in range(ranks)})
-    done = mpirun(ranks, sys.executable, "loop.py", str(spins), cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    for rank, expected in enumerate((oracle or _gather_scatter_broadcast_oracle)(xs)):
-        np.testing.assert_array_equal(np.load(tmp_path / f"out{rank}.npy"), expected)
-    return [int(np.load(tmp_path / f"calls{rank}.npy")) for rank in range(ranks)]
+    program = program or gather_scatter_broadcast(n, ranks // 2)
+    expected = (oracle or _gather_scatter_broadcast_oracle)(xs)
+    return _run_on_ranks(tmp_path, program, [(x,) for x in xs], expected, spins)
 
 
 def _first_calls_only(n: int) -> int:
@@ -677,23 +687,6 @@ def test_repeated_permutes_run_natively(tmp_path, spins, n, ranks):
         assert calls == [STEPS] * ranks, calls
 
 
-RAGGED_LOOP_SCRIPT = """
-import sys
-import numpy as np
-import xhlo
-from xhlo.runtime import mpi_fast
-from xhlo.runtime.mpi import load_mpi, run_on_rank
-
-mpi_fast.SPINS = int(sys.argv[1])
-rank = load_mpi().COMM_WORLD.Get_rank()
-exe = xhlo.compile(open("prog.mlir").read())
-inputs = np.load("in.npz")
-(out,) = run_on_rank(exe, [inputs[f"arg{i}_dev{rank}"] for i in range(5)])
-np.save(f"out{rank}.npy", out)
-np.save(f"calls{rank}.npy", exe._runtime.python_calls)
-"""
-
-
 @pytest.mark.parametrize("spins", [100_000, 0], ids=["native", "python-resumes"])
 @pytest.mark.parametrize("ranks,meta", [(2, "2xi64"), (4, "4xi32")])
 @pytest.mark.parametrize("layout", ["apart", "overlapping", "covering", "overlapping-all-rows"])
@@ -702,15 +695,7 @@ def test_repeated_ragged_all_to_all_runs_natively(tmp_path, spins, ranks, meta, 
     from the input into the result) and match the model step after step; received rows
     that overlap go back to Python, which applies them in sender order; rows that cover
     the whole output leave nothing of the output operand to copy."""
-    program, args, expected = ragged_steps(ranks, meta, layout, STEPS)
-    (tmp_path / "prog.mlir").write_text(program)
-    (tmp_path / "loop.py").write_text(RAGGED_LOOP_SCRIPT)
-    np.savez(tmp_path / "in.npz", **{f"arg{i}_dev{d}": a for d in range(ranks) for i, a in enumerate(args[d])})
-    done = mpirun(ranks, sys.executable, "loop.py", str(spins), cwd=tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    for d in range(ranks):
-        np.testing.assert_array_equal(np.load(tmp_path / f"out{d}.npy"), expected[d])
-    calls = [int(np.load(tmp_path / f"calls{d}.npy")) for d in range(ranks)]
+    calls = _run_on_ranks(tmp_path, *ragged_steps(ranks, meta, layout, STEPS), spins)
     if spins and not layout.startswith("overlapping"):
         assert all(1 <= c <= 1 + STEPS // 2 for c in calls), calls
     else:  # each call ends in Python: pending exchanges, or overlapping rows to order
