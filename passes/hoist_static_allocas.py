@@ -1,0 +1,41 @@
+"""xhlo-hoist-static-allocas: stack buffers of a fixed size are made once per function call.
+
+``convert-vector-to-scf`` stages a multi-dimensional ``vector.transfer_read`` or
+``transfer_write`` it cannot lower in place (a permuted read of unit dimensions
+that fusion left) through a ``memref.alloca``, which it places in the closest
+automatic allocation scope. ``scf.for`` is one, so in a loop nest the alloca
+runs once per iteration, and the LLVM lowering frees nothing before the
+function returns: a 32x32x32 loop nest staging two 128-byte vectors grew the
+stack by 8 MiB and crashed (llvm/llvm-project#223187, open upstream).
+
+This pass moves every ``memref.alloca`` without operands (a static shape)
+out of its regions to the start of the function's entry block. The buffer is
+only used within the iteration that made it, so one buffer serves them all.
+It runs after ``xhlo-parallelize-loops``: a parallel loop's body is then a
+function of its own, called once per chunk of iterations on each thread, so
+threads never share a hoisted buffer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from xhlo._mlir import ir
+
+from .base import ModulePass, walk_ops
+
+
+@dataclasses.dataclass(frozen=True)
+class HoistStaticAllocas(ModulePass):
+    """Move static-shape memref.alloca ops out of loops and branches to their function's entry."""
+
+    NAME = "xhlo-hoist-static-allocas"
+
+    def run(self, module: ir.Operation) -> None:
+        for func in walk_ops(module, "func.func"):
+            if not len(func.regions[0].blocks):
+                continue
+            entry = func.regions[0].blocks[0]
+            for alloca in walk_ops(func, "memref.alloca"):
+                if len(alloca.operands) == 0 and alloca.block != entry:
+                    alloca.move_before(entry.operations[0])
