@@ -14,7 +14,10 @@ bufferization.
   operands, leading), rows (lhs and result), columns (rhs and result) and
   reduction; rows, columns and reduction must each be a contiguous, equally
   ordered run of dimensions in the operands they appear in, so that a row-major
-  matrix (possibly transposed) can describe each operand.
+  matrix (possibly transposed) can describe each operand. An input no matrix
+  describes (fusion folded a transpose into the contraction) gets a transposed
+  copy that one does, when the product is at least ``copy-worth``
+  multiply-adds per element copied; the result's order must fit as it is.
 * 2-D convolutions first become an im2col matrix times the filter (``im2col``
   option). NHWC/HWCF ones (JAX's layout) get xhlo's own im2col, a copy
   ``patches[n, oh, ow, kh, kw, c] = image[n, oh*s + kh*d, ow*s + kw*d, c]`` whose
@@ -128,8 +131,9 @@ def _split(dims: list[int], batch: list[int], first: set[int], second: set[int])
     return None
 
 
-def gemm_shape(op: ir.Operation) -> GemmShape | None:
-    """The matrix view of a linalg.generic multiply-accumulate, None if it has none."""
+def contraction_dims(op: ir.Operation) -> tuple[list[int], list[int], list[int], int] | None:
+    """``(A's, B's, C's loop dims, number of loops)`` of a linalg.generic computing
+    ``C += A * B``, with C's loops exactly the parallel ones; None for anything else."""
     if op.name != "linalg.generic" or len(op.operands) != 3 or not _is_multiply_accumulate(op):
         return None
     operand_dims = [_dims(ir.AffineMapAttr(a).value) for a in op.attributes["indexing_maps"]]
@@ -138,11 +142,19 @@ def gemm_shape(op: ir.Operation) -> GemmShape | None:
     parallel = ["parallel" in str(it) for it in op.attributes["iterator_types"]]
     if any(parallel[d] != (d in operand_dims[2]) for d in range(len(parallel))):
         return None
-    return classify(*operand_dims, n_loops=len(parallel))
+    return (*operand_dims, len(parallel))
 
 
-def classify(a_dims: list[int], b_dims: list[int], c_dims: list[int], n_loops: int) -> GemmShape | None:
-    """Batch/rows/cols/inner runs of a contraction C[c_dims] += A[a_dims] * B[b_dims]."""
+def gemm_shape(op: ir.Operation) -> GemmShape | None:
+    """The matrix view of a linalg.generic multiply-accumulate, None if it has none."""
+    dims = contraction_dims(op)
+    return None if dims is None else classify(*dims)
+
+
+def _runs(a_dims: list[int], b_dims: list[int], c_dims: list[int], n_loops: int):
+    """The loops of C[c_dims] += A[a_dims] * B[b_dims] as batch, rows and cols runs (in C's
+    order), the inner loops, and which input holds the rows; None unless C is batch, rows,
+    cols and every loop is a batch, row, column or inner loop."""
     operand_dims = (a_dims, b_dims, c_dims)
     in_a, in_b, in_c = set(a_dims), set(b_dims), set(c_dims)
     if any(len(set(d)) != len(d) for d in operand_dims):
@@ -164,16 +176,53 @@ def classify(a_dims: list[int], b_dims: list[int], c_dims: list[int], n_loops: i
     result_split = _split(c_dims, batch, rows_set, cols_set)
     if result_split is None or result_split[2]:
         return None
-    rows, cols = result_split[0], result_split[1]
+    return batch, result_split[0], result_split[1], inner, lhs
+
+
+def _input_splits(a_dims: list[int], b_dims: list[int], runs):
+    """The lhs's and rhs's dims, and their splits into (rows, inner) and (inner, cols)."""
+    batch, rows, cols, inner, lhs = runs
     lhs_dims, rhs_dims = (a_dims, b_dims) if lhs == 0 else (b_dims, a_dims)
-    lhs_split = _split(lhs_dims, batch, set(rows), inner)
-    rhs_split = _split(rhs_dims, batch, inner, set(cols))
+    return lhs_dims, rhs_dims, _split(lhs_dims, batch, set(rows), inner), _split(rhs_dims, batch, inner, set(cols))
+
+
+def classify(a_dims: list[int], b_dims: list[int], c_dims: list[int], n_loops: int) -> GemmShape | None:
+    """Batch/rows/cols/inner runs of a contraction C[c_dims] += A[a_dims] * B[b_dims]."""
+    runs = _runs(a_dims, b_dims, c_dims, n_loops)
+    if runs is None:
+        return None
+    batch, rows, cols, inner, lhs = runs
+    _, _, lhs_split, rhs_split = _input_splits(a_dims, b_dims, runs)
     if lhs_split is None or rhs_split is None:
         return None
     if lhs_split[0] != rows or rhs_split[1] != cols or lhs_split[1] != rhs_split[0]:
         return None  # a run in a different order in two operands
     return GemmShape(tuple(batch), tuple(rows), tuple(cols), tuple(lhs_split[1]), lhs,
                      lhs_split[2], rhs_split[2])
+
+
+def matrix_orders(a_dims: list[int], b_dims: list[int], c_dims: list[int], n_loops: int):
+    """Dimension orders of A and B that make the contraction a (batched) GEMM, each input
+    keeping its own order when it already fits; None when the result's order does not
+    (batch, rows, cols)."""
+    runs = _runs(a_dims, b_dims, c_dims, n_loops)
+    if runs is None:
+        return None
+    batch, rows, cols, inner, lhs = runs
+    lhs_dims, rhs_dims, lhs_split, rhs_split = _input_splits(a_dims, b_dims, runs)
+    lhs_fits = lhs_split is not None and lhs_split[0] == rows
+    rhs_fits = rhs_split is not None and rhs_split[1] == cols
+    if lhs_fits:
+        inner_order = lhs_split[1]
+    elif rhs_fits:
+        inner_order = rhs_split[0]
+    else:
+        inner_order = [d for d in lhs_dims if d in inner]
+    if not (lhs_fits and lhs_split[1] == inner_order):
+        lhs_dims = [*batch, *rows, *inner_order]
+    if not (rhs_fits and rhs_split[0] == inner_order):
+        rhs_dims = [*batch, *inner_order, *cols]
+    return (lhs_dims, rhs_dims) if lhs == 0 else (rhs_dims, lhs_dims)
 
 
 # -- rewriting ---------------------------------------------------------------------------------
@@ -333,6 +382,38 @@ def _fold_scale(contraction: ir.Operation) -> None:
     scale_op.erase()
 
 
+def _transpose_into_matrices(op: ir.Operation, dims, copy_worth: int) -> bool:
+    """Give the inputs no matrix view fits a transposed copy that one does, when the
+    product takes at least ``copy_worth`` multiply-adds per element copied; True if done.
+
+    Fusion folds transposes and reshapes next to a contraction into its indexing
+    maps: attention merging its heads (``[b, h, q, d] -> [b, q, h*d]``) before the
+    output projection leaves a contraction over ``(h, d)`` whose lhs interleaves
+    rows and inner loops. A copy is what XLA's layout assignment inserts too.
+    """
+    a_dims, b_dims, c_dims, n_loops = dims
+    orders = matrix_orders(a_dims, b_dims, c_dims, n_loops)
+    if orders is None:
+        return False
+    ranges = _ranges(op)
+    moved = [k for k, (old, new) in enumerate(zip((a_dims, b_dims), orders)) if old != new]
+    copied = sum(math.prod(ranges[d] for d in orders[k]) for k in moved)
+    if not moved or copied * copy_worth > math.prod(ranges.values()):
+        return False
+    maps = list(op.attributes["indexing_maps"])
+    for k in moved:
+        old, new = (a_dims, b_dims)[k], orders[k]
+        value = op.operands[k]
+        with ir.InsertionPoint(op), op.location:
+            init = tensor.EmptyOp([ranges[d] for d in new], ir.RankedTensorType(value.type).element_type)
+            permutation = [old.index(d) for d in new]
+            copy = linalg.transpose(value, outs=[init.result], permutation=permutation)
+            op.operands[k] = copy if isinstance(copy, ir.Value) else copy.results[0]
+        maps[k] = ir.AffineMapAttr.get(ir.AffineMap.get(n_loops, 0, [ir.AffineDimExpr.get(d) for d in new]))
+    op.attributes["indexing_maps"] = ir.ArrayAttr.get(maps)
+    return True
+
+
 def _volume(op: ir.Operation, shape: GemmShape) -> int:
     ranges = _ranges(op)
     return math.prod(ranges[d] for d in (*shape.rows, *shape.cols, *shape.inner))
@@ -376,6 +457,9 @@ class PrepareGemms(ModulePass):
     NAME = "xhlo-prepare-gemms"
     min_volume: int = 32768  # multiply-adds of one matrix product (32^3) worth a BLAS call
     im2col: bool = True  # also rewrite 2-D convolutions into im2col matmuls
+    # multiply-adds an input's transposed copy must buy per element copied: copying one
+    # (8 bytes read and written at ~33 GB/s) takes as long as ~30 multiply-adds at BLAS's peak
+    copy_worth: int = 32
 
     def run(self, module: ir.Operation) -> None:
         from xhlo import blas
@@ -397,7 +481,12 @@ class PrepareGemms(ModulePass):
                 continue
             if len({_float_element(v.type) for v in op.operands}) != 1:
                 continue
-            shape = gemm_shape(op)
+            dims = contraction_dims(op)
+            if dims is None or math.prod(_ranges(op).values()) < self.min_volume:
+                continue
+            shape = classify(*dims)
+            if shape is None and _transpose_into_matrices(op, dims, self.copy_worth):
+                shape = gemm_shape(op)
             if shape is not None and _volume(op, shape) >= self.min_volume:
                 _rewrite(op, shape)
         for op in walk_ops(module, "linalg.contract"):

@@ -54,6 +54,10 @@ CASES = {
     "two_contracting_dims": ((40, 8, 6), (8, 6, 50), (40, 50), ([], []), ([1, 2], [0, 1]), "mij,ijn->mn"),
     "lhs_free_dims_are_columns_of_neither": ((96, 80), (64, 96), (80, 64), ([], []), ([0], [1]), "kn,mk->nm"),
     "matrix_rows_groups": ((4, 10, 96), (96, 80), (4, 10, 80), ([], []), ([2], [0]), "abk,kn->abn"),
+    # no matrix view of the lhs: rows between two contracting dims (a transposed copy first)
+    "lhs_rows_between_inner_dims": ((8, 40, 6), (8, 6, 50), (40, 50), ([], []), ([0, 2], [0, 1]), "imj,ijn->mn"),
+    # ... of the rhs: contracting dims in the other order than the lhs's, columns between them
+    "rhs_inner_dims_reordered": ((40, 8, 6), (6, 50, 8), (40, 50), ([], []), ([1, 2], [2, 0]), "mij,jni->mn"),
 }
 
 
@@ -66,6 +70,35 @@ def test_dot_general_layouts(name):
     assert tagged(exe) == 1
     expected = np.einsum(spec, a.astype(np.float64), b.astype(np.float64))
     np.testing.assert_allclose(exe(a, b), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_heads_merged_before_the_output_projection():
+    """Attention's ``[b, h, q, d] -> [b, q, h*d]`` before ``@ wo``: fusion folds the transpose
+    and reshape into the contraction, whose lhs then interleaves rows (b, q) and inner
+    loops (h, d). A transposed copy of the lhs makes it a BLAS-bound matmul again."""
+    b, h, q, d, n = 2, 4, 32, 16, 48
+    src = f"""func.func @main(%o: {_t((b, h, q, d))}, %w: {_t((h * d, n))}) -> {_t((b, q, n))} {{
+  %t = stablehlo.transpose %o, dims = [0, 2, 1, 3] : ({_t((b, h, q, d))}) -> {_t((b, q, h, d))}
+  %r = stablehlo.reshape %t : ({_t((b, q, h, d))}) -> {_t((b, q, h * d))}
+  %y = stablehlo.dot_general %r, %w, contracting_dims = [2] x [0] : ({_t((b, q, h * d))}, {_t((h * d, n))}) -> {_t((b, q, n))}
+  return %y : {_t((b, q, n))}
+}}"""
+    o = RNG.standard_normal((b, h, q, d)).astype(np.float32)
+    w = RNG.standard_normal((h * d, n)).astype(np.float32)
+    exe = xhlo.compile(src)
+    assert tagged(exe) == 1
+    merged = o.astype(np.float64).transpose(0, 2, 1, 3).reshape(b, q, h * d)
+    np.testing.assert_allclose(exe(o, w), merged @ w, rtol=1e-4, atol=1e-4)
+
+
+def test_a_copy_too_large_for_its_product_stays_loops():
+    """Four rows: each element of the rhs copy would buy only four multiply-adds."""
+    module = dot_module((4, 64, 32), (32, 256, 64), (4, 256), ([], []), ([1, 2], [2, 0]))
+    a = RNG.standard_normal((4, 64, 32)).astype(np.float32)
+    b = RNG.standard_normal((32, 256, 64)).astype(np.float32)
+    exe = xhlo.compile(module)
+    assert tagged(exe) == 0
+    np.testing.assert_allclose(exe(a, b), np.einsum("mij,jni->mn", a.astype(np.float64), b), rtol=1e-4, atol=1e-3)
 
 
 def test_double_precision():

@@ -172,3 +172,30 @@ func.func @convolution(%x: tensor<1x18x18x16xf32>, %w: tensor<3x3x16x32xf32>, %o
   %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x18x18x16xf32>, tensor<3x3x16x32xf32>) outs(%o : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
   return %0 : tensor<1x16x16x32xf32>
 }
+
+// -----
+
+// Attention merging its heads before the output projection, as fusion leaves it: the
+// lhs [b, h, q, d] interleaves rows (b, q) and inner loops (h, d), which no matrix
+// describes. A transposed copy [b, q, h, d] of it makes the contraction a matmul.
+// CHECK-DAG: #[[BQHD:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+// CHECK-DAG: #[[HDN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4, d2)>
+// CHECK-DAG: #[[BQN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @merged_heads
+// CHECK-SAME: (%[[O:.*]]: tensor<2x4x32x16xf32>, %[[W:.*]]: tensor<4x16x48xf32>, %[[C:.*]]: tensor<2x32x48xf32>)
+// CHECK-NEXT: %[[E:.*]] = tensor.empty() : tensor<2x32x4x16xf32>
+// CHECK-NEXT: %[[T:.*]] = linalg.transpose ins(%[[O]] : tensor<2x4x32x16xf32>) outs(%[[E]] : tensor<2x32x4x16xf32>) permutation = [0, 2, 1, 3]
+// CHECK-NEXT: linalg.contract indexing_maps = [#[[BQHD]], #[[HDN]], #[[BQN]]] {xhlo.blas} ins(%[[T]], %[[W]] : {{.*}}) outs(%[[C]] : tensor<2x32x48xf32>)
+#bhqd = affine_map<(b, q, n, h, d) -> (b, h, q, d)>
+#hdn = affine_map<(b, q, n, h, d) -> (h, d, n)>
+#bqn = affine_map<(b, q, n, h, d) -> (b, q, n)>
+func.func @merged_heads(%o: tensor<2x4x32x16xf32>, %w: tensor<4x16x48xf32>, %c: tensor<2x32x48xf32>) -> tensor<2x32x48xf32> {
+  %0 = linalg.generic {indexing_maps = [#bhqd, #hdn, #bqn], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%o, %w : tensor<2x4x32x16xf32>, tensor<4x16x48xf32>) outs(%c : tensor<2x32x48xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x32x48xf32>
+  return %0 : tensor<2x32x48xf32>
+}
