@@ -14,10 +14,14 @@ bufferization.
   operands, leading), rows (lhs and result), columns (rhs and result) and
   reduction; rows, columns and reduction must each be a contiguous, equally
   ordered run of dimensions in the operands they appear in, so that a row-major
-  matrix (possibly transposed) can describe each operand. An input no matrix
-  describes (fusion folded a transpose into the contraction) gets a transposed
-  copy that one does, when the product is at least ``copy-worth``
-  multiply-adds per element copied; the result's order must fit as it is.
+  matrix (possibly transposed) can describe each operand. An input that is a
+  transposed copy is read in place when BLAS can take its source with a
+  transposed-operand flag (``g @ W.T``), and a zero-initialized product whose
+  only use transposes it computes the transposed result (a dense layer's
+  weight gradient). An input no matrix describes (fusion
+  folded a transpose into the contraction) gets a transposed copy that one
+  does, when the product is at least ``copy-worth`` multiply-adds per element
+  copied; the result's order must fit as it is.
 * 2-D convolutions first become an im2col matrix times the filter (``im2col``
   option). NHWC/HWCF ones (JAX's layout) get xhlo's own im2col, a copy
   ``patches[n, oh, ow, kh, kw, c] = image[n, oh*s + kh*d, ow*s + kw*d, c]`` whose
@@ -237,18 +241,54 @@ def _ranges(op: ir.Operation) -> dict[int, int]:
     return ranges
 
 
-def _rewrite(op: ir.Operation, shape: GemmShape) -> None:
-    """Replace the generic by a tagged linalg.contract (lhs operand first) with the same maps."""
+def _rewrite(op: ir.Operation, shape: GemmShape, transposed=None) -> None:
+    """Replace the generic by a tagged linalg.contract (lhs operand first) with the same maps;
+    ``transposed`` (from ``_result_transposed``): the contract computes what the generic's
+    transposing user did, into a new accumulator, and replaces that user too."""
     maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
     order = (0, 1) if shape.lhs == 0 else (1, 0)
+    init, replaced = op.operands[2], op
+    if transposed is not None:
+        init, out_map, replaced = transposed
+        maps[2] = out_map
     with ir.InsertionPoint(op), op.location:
         product = linalg.contract(
-            op.operands[order[0]], op.operands[order[1]], outs=[op.operands[2]],
+            op.operands[order[0]], op.operands[order[1]], outs=[init],
             indexing_maps=[maps[order[0]], maps[order[1]], maps[2]],
         )
         product.owner.attributes[BLAS_TAG] = ir.UnitAttr.get()
-    op.results[0].replace_all_uses_with(product)
+    replaced.results[0].replace_all_uses_with(product)
+    if replaced != op:
+        replaced.erase()
     op.erase()
+
+
+def _result_transposed(op: ir.Operation, dims, min_volume: int):
+    """When the contraction's only user transposes its result and its accumulator is a
+    +0.0 fill, the matrix view of computing the transposed result directly (BLAS:
+    ``C^T = B^T A^T``) and what ``_rewrite`` needs for it; None otherwise. A dense
+    layer's weight gradient comes out of JAX as such a product and transpose."""
+    uses = list(op.results[0].uses)
+    fill = defining_op(op.operands[2])
+    if len(uses) != 1 or fill is None or fill.name != "linalg.fill" or not is_positive_zero(fill.operands[0]):
+        return None
+    user = uses[0].owner.operation
+    transposed = _transposed_from(user.results[0]) if len(user.results) == 1 else None
+    if transposed is None or transposed[0] != op.results[0]:
+        return None
+    a_dims, b_dims, c_dims, n_loops = dims
+    d_dims = [0] * len(c_dims)
+    for k, d in enumerate(transposed[1]):  # the user's dim d is the product's dim k
+        d_dims[d] = c_dims[k]
+    shape = classify(a_dims, b_dims, d_dims, n_loops)
+    if shape is None or _volume(op, shape) < min_volume:
+        return None
+    result_type = ir.RankedTensorType(user.results[0].type)
+    with ir.InsertionPoint(op), op.location:
+        empty = tensor.EmptyOp(result_type.shape, result_type.element_type)
+        zero = linalg.fill(fill.operands[0], outs=[empty.result])
+    out_map = ir.AffineMap.get(n_loops, 0, [ir.AffineDimExpr.get(d) for d in d_dims])
+    return shape, (zero if isinstance(zero, ir.Value) else zero.results[0], out_map, user)
 
 
 def _reassociation(groups: list[list[int]]) -> ir.ArrayAttr:
@@ -382,6 +422,54 @@ def _fold_scale(contraction: ir.Operation) -> None:
     scale_op.erase()
 
 
+def _set_input(op: ir.Operation, k: int, value: ir.Value, dims: list[int], n_loops: int) -> None:
+    """Make input ``k`` of ``op`` read ``value`` with loop dims ``dims``."""
+    maps = list(op.attributes["indexing_maps"])
+    maps[k] = ir.AffineMapAttr.get(ir.AffineMap.get(n_loops, 0, [ir.AffineDimExpr.get(d) for d in dims]))
+    op.operands[k] = value
+    op.attributes["indexing_maps"] = ir.ArrayAttr.get(maps)
+
+
+def _transposed_from(value: ir.Value):
+    """``(x, dims)`` when ``value`` is a transposed copy of ``x`` (``linalg.transpose`` or
+    the ``linalg.generic`` the StableHLO lowering makes of one): ``x``'s dim k is
+    ``value``'s dim ``dims[k]``. None otherwise."""
+    producer = defining_op(value)
+    if producer is None:
+        return None
+    if producer.name == "linalg.transpose":
+        permutation = list(ir.DenseI64ArrayAttr(producer.attributes["permutation"]))
+        return producer.operands[0], [permutation.index(k) for k in range(len(permutation))]
+    if producer.name != "linalg.generic" or len(producer.operands) != 2:
+        return None
+    source_dims, result_dims = (_dims(ir.AffineMapAttr(a).value) for a in producer.attributes["indexing_maps"])
+    body = [o.operation for o in producer.regions[0].blocks[0].operations]
+    if source_dims is None or result_dims != list(range(len(result_dims))) or sorted(source_dims) != result_dims:
+        return None
+    if len(body) != 1 or list(body[0].operands) != [producer.regions[0].blocks[0].arguments[0]]:
+        return None  # not just ``linalg.yield %in``
+    return producer.operands[0], source_dims
+
+
+def _fold_transposes(op: ir.Operation, dims):
+    """Read through transposed copies of the inputs when BLAS takes the source as it is
+    (a transposed-operand flag): ``g @ W.T`` then costs no copy of ``W``, as with XLA's
+    TransposeFolding. Returns the contraction's dims afterwards."""
+    a_dims, b_dims, c_dims, n_loops = dims
+    inputs = [a_dims, b_dims]
+    for k in (0, 1):
+        transposed = _transposed_from(op.operands[k])
+        if transposed is None:
+            continue
+        source, source_dims = transposed
+        folded = [inputs[k][d] for d in source_dims]
+        trial = [folded if j == k else inputs[j] for j in (0, 1)]
+        if classify(*trial, c_dims, n_loops) is not None:
+            _set_input(op, k, source, folded, n_loops)
+            inputs = trial
+    return (*inputs, c_dims, n_loops)
+
+
 def _transpose_into_matrices(op: ir.Operation, dims, copy_worth: int) -> bool:
     """Give the inputs no matrix view fits a transposed copy that one does, when the
     product takes at least ``copy_worth`` multiply-adds per element copied; True if done.
@@ -400,17 +488,13 @@ def _transpose_into_matrices(op: ir.Operation, dims, copy_worth: int) -> bool:
     copied = sum(math.prod(ranges[d] for d in orders[k]) for k in moved)
     if not moved or copied * copy_worth > math.prod(ranges.values()):
         return False
-    maps = list(op.attributes["indexing_maps"])
     for k in moved:
         old, new = (a_dims, b_dims)[k], orders[k]
         value = op.operands[k]
         with ir.InsertionPoint(op), op.location:
             init = tensor.EmptyOp([ranges[d] for d in new], ir.RankedTensorType(value.type).element_type)
-            permutation = [old.index(d) for d in new]
-            copy = linalg.transpose(value, outs=[init.result], permutation=permutation)
-            op.operands[k] = copy if isinstance(copy, ir.Value) else copy.results[0]
-        maps[k] = ir.AffineMapAttr.get(ir.AffineMap.get(n_loops, 0, [ir.AffineDimExpr.get(d) for d in new]))
-    op.attributes["indexing_maps"] = ir.ArrayAttr.get(maps)
+            copy = linalg.transpose(value, outs=[init.result], permutation=[old.index(d) for d in new])
+        _set_input(op, k, copy if isinstance(copy, ir.Value) else copy.results[0], new, n_loops)
     return True
 
 
@@ -476,13 +560,22 @@ class PrepareGemms(ModulePass):
         named = [op for op in walk_ops(module, ("linalg.matmul", "linalg.batch_matmul"))
                  if BLAS_TAG not in op.attributes and all(_float_element(v.type) for v in op.operands)]
         _tag_and_apply(module, named, "xhlo.generalize", _GENERALIZE)
-        for op in walk_ops(module, "linalg.generic"):
-            if not all(_float_element(v.type) for v in op.operands):
+        # transposing users a product took over, by the hash their op had while it lived
+        # (an erased op's wrapper neither equals nor hashes as it did)
+        erased: set[int] = set()
+        for op, key in [(op, hash(op)) for op in walk_ops(module, "linalg.generic")]:
+            if key in erased or not all(_float_element(v.type) for v in op.operands):
                 continue
             if len({_float_element(v.type) for v in op.operands}) != 1:
                 continue
             dims = contraction_dims(op)
             if dims is None or math.prod(_ranges(op).values()) < self.min_volume:
+                continue
+            dims = _fold_transposes(op, dims)
+            folded = _result_transposed(op, dims, self.min_volume)
+            if folded is not None:
+                erased.add(hash(folded[1][2]))
+                _rewrite(op, *folded)
                 continue
             shape = classify(*dims)
             if shape is None and _transpose_into_matrices(op, dims, self.copy_worth):

@@ -91,6 +91,41 @@ def test_heads_merged_before_the_output_projection():
     np.testing.assert_allclose(exe(o, w), merged @ w, rtol=1e-4, atol=1e-4)
 
 
+TRANSPOSED_WEIGHT = """func.func @main(%w: tensor<96x64xf32>, %g: tensor<48x64xf32>) -> tensor<48x96xf32> {
+  %t = stablehlo.transpose %w, dims = [1, 0] : (tensor<96x64xf32>) -> tensor<64x96xf32>
+  %y = stablehlo.dot_general %g, %t, contracting_dims = [1] x [0] : (tensor<48x64xf32>, tensor<64x96xf32>) -> tensor<48x96xf32>
+  return %y : tensor<48x96xf32>
+}"""
+
+
+def test_transposed_input_is_read_in_place():
+    """``g @ W.T`` as JAX exports it (a transpose, then a plain dot): the BLAS call reads ``W``
+    with a transposed-operand flag; no transposed copy of it is made."""
+    w = RNG.standard_normal((96, 64)).astype(np.float32)
+    g = RNG.standard_normal((48, 64)).astype(np.float32)
+    exe = xhlo.compile(TRANSPOSED_WEIGHT)
+    assert tagged(exe) == 1
+    assert "scf.for" not in exe.ir(STAGE)  # the copy would be a vectorized loop nest
+    np.testing.assert_allclose(exe(w, g), g.astype(np.float64) @ w.T, rtol=1e-4, atol=1e-4)
+
+
+def test_transposed_product_is_computed_directly():
+    """A dense layer's weight gradient as JAX exports it: ``x.T @ g`` in the order the
+    dot gives, then transposed to the weight's shape. BLAS computes the transposed
+    product directly (``C^T = B^T A^T``); no transposed copy of the result is made."""
+    src = """func.func @main(%x: tensor<48x96xf32>, %g: tensor<48x64xf32>) -> tensor<96x64xf32> {
+  %p = stablehlo.dot_general %g, %x, contracting_dims = [0] x [0] : (tensor<48x64xf32>, tensor<48x96xf32>) -> tensor<64x96xf32>
+  %t = stablehlo.transpose %p, dims = [1, 0] : (tensor<64x96xf32>) -> tensor<96x64xf32>
+  return %t : tensor<96x64xf32>
+}"""
+    x = RNG.standard_normal((48, 96)).astype(np.float32)
+    g = RNG.standard_normal((48, 64)).astype(np.float32)
+    exe = xhlo.compile(src)
+    assert tagged(exe) == 1
+    assert "scf.for" not in exe.ir(STAGE)
+    np.testing.assert_allclose(exe(x, g), x.astype(np.float64).T @ g, rtol=1e-4, atol=1e-4)
+
+
 def test_a_copy_too_large_for_its_product_stays_loops():
     """Four rows: each element of the rhs copy would buy only four multiply-adds."""
     module = dot_module((4, 64, 32), (32, 256, 64), (4, 256), ([], []), ([1, 2], [2, 0]))

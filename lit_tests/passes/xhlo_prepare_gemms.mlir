@@ -199,3 +199,47 @@ func.func @merged_heads(%o: tensor<2x4x32x16xf32>, %w: tensor<4x16x48xf32>, %c: 
   } -> tensor<2x32x48xf32>
   return %0 : tensor<2x32x48xf32>
 }
+
+// -----
+
+// A transposed copy of an input (the StableHLO lowering's generic for `transpose`)
+// is read through: the contraction takes W with a transposed map, which BLAS reads
+// in place, and the copy is left dead.
+// CHECK-DAG: #[[GK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[NK:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[GN:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @transposed_weight
+// CHECK-SAME: (%[[W:.*]]: tensor<96x64xf32>, %[[G:.*]]: tensor<48x64xf32>, %[[C:.*]]: tensor<48x96xf32>)
+// CHECK: linalg.contract indexing_maps = [#[[GK]], #[[NK]], #[[GN]]] {xhlo.blas} ins(%[[G]], %[[W]] : tensor<48x64xf32>, tensor<96x64xf32>)
+#swap = affine_map<(d0, d1) -> (d1, d0)>
+#same = affine_map<(d0, d1) -> (d0, d1)>
+func.func @transposed_weight(%w: tensor<96x64xf32>, %g: tensor<48x64xf32>, %c: tensor<48x96xf32>) -> tensor<48x96xf32> {
+  %e = tensor.empty() : tensor<64x96xf32>
+  %t = linalg.generic {indexing_maps = [#swap, #same], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<96x64xf32>) outs(%e : tensor<64x96xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<64x96xf32>
+  %0 = linalg.matmul ins(%g, %t : tensor<48x64xf32>, tensor<64x96xf32>) outs(%c : tensor<48x96xf32>) -> tensor<48x96xf32>
+  return %0 : tensor<48x96xf32>
+}
+
+// -----
+
+// A product whose only use transposes it, accumulated into +0.0, computes the
+// transposed result directly into a fill of the result's shape (C^T = B^T A^T: the
+// rows now come from the other input), replacing the transpose.
+// CHECK-LABEL: func.func @transposed_product
+// CHECK-SAME: (%[[A:.*]]: tensor<64x96xf32>, %[[B:.*]]: tensor<96x80xf32>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<80x64xf32>
+// CHECK: %[[Z:.*]] = linalg.fill {xhlo.blas} ins(%{{.*}} : f32) outs(%[[E]] : tensor<80x64xf32>)
+// CHECK: %[[P:.*]] = linalg.contract {{.*}} {xhlo.blas} ins(%[[B]], %[[A]] : tensor<96x80xf32>, tensor<64x96xf32>) outs(%[[Z]] : tensor<80x64xf32>)
+// CHECK: return %[[P]]
+func.func @transposed_product(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>) -> tensor<80x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x80xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %p = linalg.matmul ins(%a, %b : tensor<64x96xf32>, tensor<96x80xf32>) outs(%z : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %et = tensor.empty() : tensor<80x64xf32>
+  %t = linalg.transpose ins(%p : tensor<64x80xf32>) outs(%et : tensor<80x64xf32>) permutation = [1, 0]
+  return %t : tensor<80x64xf32>
+}
