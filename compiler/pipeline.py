@@ -62,6 +62,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-widen-low-precision-dot",
             "xhlo-extend-integer-dot-operands",
             "xhlo-emulate-small-floats",
+            # gradients' convolutions in the layout the named conv (im2col, BLAS) takes
+            "xhlo-canonicalize-convolutions",
             "func.func(canonicalize)",
             # last: collective runtime calls become external calls on buffers
             "xhlo-lower-runtime-calls",

@@ -50,6 +50,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-parallelize-loops": "parallelize_loops:ParallelizeLoops",
     "xhlo-internalize-functions": "internalize_functions:InternalizeFunctions",
     "xhlo-hoist-static-allocas": "hoist_static_allocas:HoistStaticAllocas",
+    "xhlo-canonicalize-convolutions": "canonicalize_convolutions:CanonicalizeConvolutions",
     "xhlo-runtime-fast-path": "runtime_fast_path:RuntimeFastPath",
 }
 

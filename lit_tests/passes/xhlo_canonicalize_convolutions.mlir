@@ -1,0 +1,50 @@
+// RUN: xhlo-opt %s --xhlo-canonicalize-convolutions --split-input-file | FileCheck %s
+
+// A convolution's input gradient as JAX exports it: the kernel's feature dims are
+// swapped ([0, 1, o, i]). The kernel gets a transpose into HWIO; input and result
+// are already NHWC.
+// CHECK-LABEL: func.func @input_gradient
+// CHECK-SAME: (%[[X:.*]]: tensor<2x12x12x16xf32>, %[[K:.*]]: tensor<3x3x8x16xf32>)
+// CHECK: %[[KT:.*]] = stablehlo.transpose %[[K]], dims = [0, 1, 3, 2] : (tensor<3x3x8x16xf32>) -> tensor<3x3x16x8xf32>
+// CHECK: %[[Y:.*]] = stablehlo.convolution(%[[X]], %[[KT]]) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
+// CHECK-SAME: pad = {{\[\[}}1, 1], [1, 1]]
+// CHECK: return %[[Y]]
+func.func @input_gradient(%x: tensor<2x12x12x16xf32>, %k: tensor<3x3x8x16xf32>) -> tensor<2x12x12x8xf32> {
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x12x12x16xf32>, tensor<3x3x8x16xf32>) -> tensor<2x12x12x8xf32>
+  return %0 : tensor<2x12x12x8xf32>
+}
+
+// -----
+
+// The weight gradient: batch and features of the activation swapped, the result in
+// HWIO. Input and kernel are transposed in, the canonical result transposed back.
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK-SAME: (%[[X:.*]]: tensor<8x12x12x2xf32>, %[[G:.*]]: tensor<8x12x12x16xf32>)
+// CHECK: %[[XT:.*]] = stablehlo.transpose %[[X]], dims = [3, 1, 2, 0] : (tensor<8x12x12x2xf32>) -> tensor<2x12x12x8xf32>
+// CHECK: %[[GT:.*]] = stablehlo.transpose %[[G]], dims = [1, 2, 0, 3] : (tensor<8x12x12x16xf32>) -> tensor<12x12x8x16xf32>
+// CHECK: %[[Y:.*]] = stablehlo.convolution(%[[XT]], %[[GT]]) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]{{.*}} -> tensor<2x3x3x16xf32>
+// CHECK: %[[YT:.*]] = stablehlo.transpose %[[Y]], dims = [1, 2, 0, 3] : (tensor<2x3x3x16xf32>) -> tensor<3x3x2x16xf32>
+// CHECK: return %[[YT]]
+func.func @weight_gradient(%x: tensor<8x12x12x2xf32>, %g: tensor<8x12x12x16xf32>) -> tensor<3x3x2x16xf32> {
+  %0 = stablehlo.convolution(%x, %g) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f], window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<8x12x12x2xf32>, tensor<8x12x12x16xf32>) -> tensor<3x3x2x16xf32>
+  return %0 : tensor<3x3x2x16xf32>
+}
+
+// -----
+
+// Left alone: the canonical layout, a grouped convolution, integers.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: stablehlo.transpose
+// CHECK: return
+func.func @left_alone(%x: tensor<2x12x12x16xf32>, %k: tensor<3x3x16x8xf32>, %kg: tensor<3x3x16x8xf32>, %xi: tensor<2x12x12x16xi32>, %ki: tensor<3x3x8x16xi32>)
+    -> (tensor<2x12x12x8xf32>, tensor<2x12x12x16xf32>, tensor<2x12x12x8xi32>) {
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x12x12x16xf32>, tensor<3x3x16x8xf32>) -> tensor<2x12x12x8xf32>
+  %1 = stablehlo.convolution(%x, %kg) dim_numbers = [b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<2x12x12x16xf32>, tensor<3x3x16x8xf32>) -> tensor<2x12x12x16xf32>
+  %2 = stablehlo.convolution(%xi, %ki) dim_numbers = [b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x12x12x16xi32>, tensor<3x3x8x16xi32>) -> tensor<2x12x12x8xi32>
+  return %0, %1, %2 : tensor<2x12x12x8xf32>, tensor<2x12x12x16xf32>, tensor<2x12x12x8xi32>
+}

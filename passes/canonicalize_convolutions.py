@@ -1,0 +1,90 @@
+"""xhlo-canonicalize-convolutions: 2-D float convolutions in NHWC/HWIO layout.
+
+The StableHLO linalg lowering makes a named ``linalg.conv_2d_nhwc_hwcf`` only
+of a convolution whose operands are laid out ``[b, 0, 1, f] x [0, 1, i, o] ->
+[b, 0, 1, f]``; any other layout becomes a seven-loop ``linalg.generic`` that
+no matmul or BLAS path recognises. JAX's gradients use other layouts: the input
+gradient of a convolution swaps the kernel's feature dimensions
+(``[0, 1, o, i]``), the weight gradient convolves the activation with batch and
+features swapped. This pass gives such a convolution transposed operands in the
+canonical layout and transposes its result back, so it takes
+``xhlo-prepare-gemms``'s im2col and BLAS path. The kernel is small; the
+activations' transposes are copies, which the convolution's multiply-adds
+outweigh (``min-flops-per-copy``), as in XLA's layout assignment, which gives
+convolutions the layout its kernels want.
+
+Left alone: grouped convolutions, input dilation (transposed convolutions: the
+lowering has no named op for them either) and element types other than f32
+and f64 (no BLAS).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from xhlo._mlir import ir, stablehlo_api
+from xhlo.dialects import stablehlo as sh
+
+from .base import ModulePass, walk_ops
+
+_FLOATS = ("f32", "f64")
+
+
+def _is_one(op: ir.Operation, name: str) -> bool:
+    """The integer attribute ``name`` is absent or 1, or the dense array ``name`` is all ones."""
+    if name not in op.attributes:
+        return True
+    attr = op.attributes[name]
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value == 1
+    return all(v == 1 for v in ir.DenseI64ArrayAttr(attr))
+
+
+@dataclasses.dataclass(frozen=True)
+class CanonicalizeConvolutions(ModulePass):
+    """Transpose the operands of 2-D float convolutions into NHWC/HWIO (result back)."""
+
+    NAME = "xhlo-canonicalize-convolutions"
+    # multiply-adds the convolution must do per activation element copied
+    min_flops_per_copy: int = 8
+
+    def run(self, module: ir.Operation) -> None:
+        for op in walk_ops(module, "stablehlo.convolution"):
+            self._canonicalize(op)
+
+    def _canonicalize(self, op: ir.Operation) -> None:
+        numbers = stablehlo_api.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+        if len(numbers.input_spatial_dimensions) != 2 or str(sh.element_type(op.results[0])) not in _FLOATS:
+            return
+        if not all(_is_one(op, a) for a in ("feature_group_count", "batch_group_count", "lhs_dilation")):
+            return
+        x, k = op.operands[0], op.operands[1]
+        x_order = [numbers.input_batch_dimension, *numbers.input_spatial_dimensions, numbers.input_feature_dimension]
+        k_order = [*numbers.kernel_spatial_dimensions, numbers.kernel_input_feature_dimension,
+                   numbers.kernel_output_feature_dimension]
+        y_order = [numbers.output_batch_dimension, *numbers.output_spatial_dimensions, numbers.output_feature_dimension]
+        identity = [0, 1, 2, 3]
+        if x_order == identity and k_order == identity and y_order == identity:
+            return
+        copied = sum(math.prod(sh.shape_of(v)) for v, order in ((x, x_order), (op.results[0], y_order))
+                     if order != identity)
+        flops = math.prod(sh.shape_of(op.results[0])) * math.prod(sh.shape_of(k)) // sh.shape_of(k)[k_order[3]]
+        if flops < copied * self.min_flops_per_copy:
+            return
+        with ir.InsertionPoint(op), op.location:
+            if x_order != identity:
+                x = sh.transpose(x, x_order)
+            if k_order != identity:
+                k = sh.transpose(k, k_order)
+            y_shape = [sh.shape_of(op.results[0])[d] for d in y_order]
+            attributes = {name: op.attributes[name] for name in op.attributes}
+            attributes["dimension_numbers"] = stablehlo_api.ConvDimensionNumbers.get(
+                0, 3, [1, 2], 2, 3, [0, 1], 0, 3, [1, 2]
+            )
+            y = sh.create("stablehlo.convolution", [x, k], [sh.tensor_type(y_shape, sh.element_type(x))],
+                          attributes).result
+            if y_order != identity:  # the result's dim y_order[j] is the canonical result's dim j
+                y = sh.transpose(y, [y_order.index(d) for d in range(4)])
+        op.results[0].replace_all_uses_with(y)
+        op.erase()
