@@ -127,11 +127,92 @@ def argmax(x):
     return jnp.argmax(x, axis=-1)
 
 
+# -- whole models: what users run, where layouts and fusions meet ------------------------------
+
+
+def _layer_norm(x, gain, bias):
+    from jax import lax
+
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) * lax.rsqrt(var + 1e-5) * gain + bias
+
+
+def transformer_block(x, wq, wk, wv, wo, w1, w2, g1, b1, g2, b2):
+    """Pre-LayerNorm causal self-attention and a GELU feed-forward, with residuals."""
+    import jax
+    import jax.numpy as jnp
+
+    b, s, d = x.shape
+    heads = TRANSFORMER_HEADS
+
+    def split(t):
+        return t.reshape(b, s, heads, d // heads).transpose(0, 2, 1, 3)
+
+    h = _layer_norm(x, g1, b1)
+    q, k, v = split(h @ wq), split(h @ wk), split(h @ wv)
+    scores = jnp.einsum("bhqd,bhkd->bhqk", q, k) / np.sqrt(d // heads).astype(F32)
+    scores = jnp.where(jnp.tril(jnp.ones((s, s), bool)), scores, -1e9)
+    o = jnp.einsum("bhqk,bhkd->bhqd", jax.nn.softmax(scores, -1), v).transpose(0, 2, 1, 3).reshape(b, s, d)
+    x = x + o @ wo
+    return x + jax.nn.gelu(_layer_norm(x, g2, b2) @ w1) @ w2
+
+
+def _sgd(loss, params, *data):
+    """One SGD step (learning rate 0.01): the loss and the updated parameters."""
+    import jax
+
+    value, grads = jax.value_and_grad(loss)(params, *data)
+    return (value, *(p - 0.01 * g for p, g in zip(params, grads)))
+
+
+def _cross_entropy(logits, labels):
+    import jax
+
+    return -(jax.nn.log_softmax(logits) * labels).sum(-1).mean()
+
+
+def mlp_train_step(x, labels, w0, b0, w1, b1, w2, b2, w3):
+    """SGD on a 784-1024-1024-512-10 GELU classifier (the gradients' dots, transposes)."""
+    import jax
+
+    def loss(params, x, labels):
+        h = x
+        for w, b in zip(params[0:6:2], params[1:6:2]):
+            h = jax.nn.gelu(h @ w + b)
+        return _cross_entropy(h @ params[6], labels)
+
+    return _sgd(loss, (w0, b0, w1, b1, w2, b2, w3), x, labels)
+
+
+def cnn_train_step(x, labels, k0, k1, k2, fc):
+    """SGD on three 3x3 convolutions with batch statistics, ReLU and 2x2 max pooling
+    (the gradients' convolutions in other layouts, select_and_scatter)."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    def loss(params, x, labels):
+        h = x
+        for kernel in params[:3]:
+            h = lax.conv_general_dilated(h, kernel, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+            h = jax.nn.relu((h - h.mean((0, 1, 2))) * lax.rsqrt(h.var((0, 1, 2)) + 1e-5))
+            h = lax.reduce_window(h, -jnp.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+        return _cross_entropy(h.reshape(h.shape[0], -1) @ params[3], labels)
+
+    return _sgd(loss, (k0, k1, k2, fc), x, labels)
+
+
+def _one_hot(rng: np.random.Generator, n: int, classes: int) -> np.ndarray:
+    return np.eye(classes, dtype=F32)[rng.integers(0, classes, n)]
+
+
 # -- sizes -------------------------------------------------------------------------------------
 
 LSTM_STEPS, LSTM_BATCH, LSTM_INPUT, LSTM_HIDDEN = 100, 16, 128, 256
 VOCAB, EMBED, LOOKUPS = 32768, 256, 16384
 ATTN_B, ATTN_H, ATTN_S, ATTN_D = 4, 8, 256, 64
+TRANSFORMER_BATCH, TRANSFORMER_SEQ, TRANSFORMER_DIM, TRANSFORMER_HEADS, TRANSFORMER_FF = 8, 128, 256, 4, 1024
 
 
 def _matmul_workload(n: int) -> Workload:
@@ -265,6 +346,56 @@ WORKLOADS: tuple[Workload, ...] = (
         lambda rng: (_normal(rng, 1024, 4096),),
         rtol=0.0,
         atol=0.0,
+    ),
+    Workload(
+        "transformer_block",
+        f"pre-LN causal attention + GELU MLP, B={TRANSFORMER_BATCH} S={TRANSFORMER_SEQ} "
+        f"D={TRANSFORMER_DIM} H={TRANSFORMER_HEADS} FF={TRANSFORMER_FF}",
+        transformer_block,
+        lambda rng: (
+            _normal(rng, TRANSFORMER_BATCH, TRANSFORMER_SEQ, TRANSFORMER_DIM),
+            *(_normal(rng, TRANSFORMER_DIM, TRANSFORMER_DIM, scale=1 / 16) for _ in range(4)),
+            _normal(rng, TRANSFORMER_DIM, TRANSFORMER_FF, scale=1 / 16),
+            _normal(rng, TRANSFORMER_FF, TRANSFORMER_DIM, scale=1 / 32),
+            *(np.ones(TRANSFORMER_DIM, F32), np.zeros(TRANSFORMER_DIM, F32)) * 2,
+        ),
+        flops=2.0 * TRANSFORMER_BATCH * TRANSFORMER_SEQ * (
+            4 * TRANSFORMER_DIM**2 + 2 * TRANSFORMER_DIM * TRANSFORMER_FF + 2 * TRANSFORMER_SEQ * TRANSFORMER_DIM
+        ),
+        rtol=1e-4,
+        atol=1e-4,
+    ),
+    Workload(
+        "mlp_train_step",
+        "SGD step of a 784-1024-1024-512-10 GELU MLP, batch 128",
+        mlp_train_step,
+        lambda rng: (
+            _normal(rng, 128, 784),
+            _one_hot(rng, 128, 10),
+            _normal(rng, 784, 1024, scale=1 / 28), np.zeros(1024, F32),
+            _normal(rng, 1024, 1024, scale=1 / 32), np.zeros(1024, F32),
+            _normal(rng, 1024, 512, scale=1 / 32), np.zeros(512, F32),
+            _normal(rng, 512, 10, scale=1 / 23),
+        ),
+        flops=3 * 2.0 * 128 * (784 * 1024 + 1024 * 1024 + 1024 * 512 + 512 * 10),  # forward + 2 gradients
+        rtol=1e-4,
+        atol=1e-5,
+    ),
+    Workload(
+        "cnn_train_step",
+        "SGD step of 3 conv(3x3)+batch-norm+ReLU+maxpool layers and a classifier, [32,32,32,3]",
+        cnn_train_step,
+        lambda rng: (
+            _normal(rng, 32, 32, 32, 3),
+            _one_hot(rng, 32, 10),
+            _normal(rng, 3, 3, 3, 32, scale=1 / 5),
+            _normal(rng, 3, 3, 32, 64, scale=1 / 17),
+            _normal(rng, 3, 3, 64, 64, scale=1 / 24),
+            _normal(rng, 4 * 4 * 64, 10, scale=1 / 32),
+        ),
+        flops=3 * 2.0 * 32 * 9 * (32 * 32 * 3 * 32 + 16 * 16 * 32 * 64 + 8 * 8 * 64 * 64),
+        rtol=1e-4,
+        atol=1e-5,
     ),
 )
 
