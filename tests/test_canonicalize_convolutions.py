@@ -41,6 +41,10 @@ CASES = {
                           "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]", "stride = [2, 2]"),
     "dilated_kernel": ((2, 14, 14, 8), (16, 3, 3, 8), (2, 10, 10, 16),
                        "[b, 0, 1, f]x[o, 0, 1, i]->[b, 0, 1, f]", "rhs_dilate = [2, 2]"),
+    # the input gradient of a stride-2 convolution, as JAX exports it
+    "transposed_convolution": ((2, 6, 6, 16), (3, 3, 8, 16), (2, 12, 12, 8),
+                               "[b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f]",
+                               "pad = [[1, 2], [1, 2]], lhs_dilate = [2, 2]"),
 }
 
 

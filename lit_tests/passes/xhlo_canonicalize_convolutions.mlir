@@ -48,3 +48,21 @@ func.func @left_alone(%x: tensor<2x12x12x16xf32>, %k: tensor<3x3x16x8xf32>, %kg:
        {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x12x12x16xi32>, tensor<3x3x8x16xi32>) -> tensor<2x12x12x8xi32>
   return %0, %1, %2 : tensor<2x12x12x8xf32>, tensor<2x12x12x16xf32>, tensor<2x12x12x8xi32>
 }
+
+// -----
+
+// A transposed convolution (the input gradient of a stride-2 convolution): the
+// input's zeros are made explicit by interior padding, then the convolution has no
+// input dilation and the canonical layout.
+// CHECK-LABEL: func.func @transposed
+// CHECK-SAME: (%[[G:.*]]: tensor<2x6x6x16xf32>, %[[K:.*]]: tensor<3x3x8x16xf32>)
+// CHECK: %[[ZERO:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[P:.*]] = stablehlo.pad %[[G]], %[[ZERO]], low = [0, 0, 0, 0], high = [0, 0, 0, 0], interior = [0, 1, 1, 0] : (tensor<2x6x6x16xf32>, tensor<f32>) -> tensor<2x11x11x16xf32>
+// CHECK: %[[KT:.*]] = stablehlo.transpose %[[K]], dims = [0, 1, 3, 2]
+// CHECK: stablehlo.convolution(%[[P]], %[[KT]]) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = {{\[\[}}1, 2], [1, 2]]}
+// CHECK-NOT: lhs_dilate
+func.func @transposed(%g: tensor<2x6x6x16xf32>, %k: tensor<3x3x8x16xf32>) -> tensor<2x12x12x8xf32> {
+  %0 = stablehlo.convolution(%g, %k) dim_numbers = [b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f], window = {pad = [[1, 2], [1, 2]], lhs_dilate = [2, 2]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x6x6x16xf32>, tensor<3x3x8x16xf32>) -> tensor<2x12x12x8xf32>
+  return %0 : tensor<2x12x12x8xf32>
+}
