@@ -9,8 +9,9 @@ function returns: a 32x32x32 loop nest staging two 128-byte vectors grew the
 stack by 8 MiB and crashed (llvm/llvm-project#223187, open upstream).
 
 This pass moves every ``memref.alloca`` without operands (a static shape)
-out of its regions to the start of the function's entry block. The buffer is
-only used within the iteration that made it, so one buffer serves them all.
+out of its regions to the start of the function's entry block, unless the
+buffer is handed on (yielded, returned, passed to another block): used only
+within the iteration that made it, one buffer serves them all.
 It runs after ``xhlo-parallelize-loops``: a parallel loop's body is then a
 function of its own, called once per chunk of iterations on each thread, so
 threads never share a hoisted buffer.
@@ -23,6 +24,9 @@ import dataclasses
 from xhlo._mlir import ir
 
 from .base import ModulePass, walk_ops
+
+# ops through which a buffer would outlive the iteration that made it
+_HAND_ON = frozenset({"scf.yield", "scf.condition", "func.return", "cf.br", "cf.cond_br"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,5 +41,9 @@ class HoistStaticAllocas(ModulePass):
                 continue
             entry = func.regions[0].blocks[0]
             for alloca in walk_ops(func, "memref.alloca"):
-                if len(alloca.operands) == 0 and alloca.block != entry:
+                if len(alloca.operands) == 0 and alloca.block != entry and not _handed_on(alloca):
                     alloca.move_before(entry.operations[0])
+
+
+def _handed_on(alloca: ir.Operation) -> bool:
+    return any(use.owner.operation.name in _HAND_ON for use in alloca.results[0].uses)

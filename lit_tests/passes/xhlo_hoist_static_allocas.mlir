@@ -44,3 +44,18 @@ func.func private @main_parallel_0(%lo: index, %hi: index) attributes {xhlo.para
   }
   return
 }
+
+// A buffer an iteration hands on to the next (yielded) stays where it is made.
+// CHECK-LABEL: func.func @handed_on
+// CHECK: scf.for
+// CHECK-NEXT: memref.alloca() : memref<4xf32>
+func.func @handed_on(%init: memref<4xf32>, %n: index) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%prev = %init) -> (memref<4xf32>) {
+    %buf = memref.alloca() : memref<4xf32>
+    memref.copy %prev, %buf : memref<4xf32> to memref<4xf32>
+    scf.yield %buf : memref<4xf32>
+  }
+  return %r : memref<4xf32>
+}
