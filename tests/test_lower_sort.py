@@ -368,6 +368,47 @@ def test_top_k_orders_nan_first_and_negative_zero_below_zero():
     assert_bits_equal(values, x[:, [2, 3, 5, 0, 1, 4]])
 
 
+@pytest.mark.parametrize(
+    ("dtype", "elem", "shape", "k"),
+    [(np.float32, "f32", (6, 300), 7), (np.int32, "i32", (3, 257), 1), (np.float64, "f64", (2, 3, 80), 10)],
+)
+def test_top_k_of_long_rows_keeps_only_k(dtype, elem, shape, k):
+    """Rows at least 8x longer than k take the partial sort: the same values and indices
+    as a stable descending argsort (NaN first, -0.0 below 0.0, the lower index on ties)."""
+    if np.dtype(dtype).kind == "f":
+        x = RNG.integers(-4, 4, shape).astype(dtype)  # many ties
+        x.flat[::37] = np.nan
+        x.flat[5::41] = -0.0
+        x.flat[7::43] = np.inf
+    else:
+        x = RNG.integers(-1000, 1000, shape).astype(dtype)
+    exe = xhlo.compile(_top_k_module(shape, k, elem))
+    assert "scf.while" in exe.ir("xhlo-stablehlo-to-linalg")  # the insertion's shift loop
+    values, indices = exe(x)
+    want = np.argsort(-sort_key(x), axis=-1, kind="stable")[..., :k]
+    np.testing.assert_array_equal(indices, want)
+    assert_bits_equal(values, np.take_along_axis(x, want, axis=-1))
+
+
+def test_sort_read_beyond_its_first_k_is_sorted_whole():
+    """A sliced sort whose results are also read whole keeps the full merge sort."""
+    x = RNG.standard_normal((2, 100)).astype(np.float32)
+    src = """func.func @main(%x: tensor<2x100xf32>) -> (tensor<2x4xf32>, tensor<2x100xf32>) {
+  %s = "stablehlo.sort"(%x) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %p = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }) : (tensor<2x100xf32>) -> tensor<2x100xf32>
+  %top = stablehlo.slice %s [0:2, 0:4] : (tensor<2x100xf32>) -> tensor<2x4xf32>
+  return %top, %s : tensor<2x4xf32>, tensor<2x100xf32>
+}"""
+    exe = xhlo.compile(src)
+    assert "scf.while" not in exe.ir("xhlo-stablehlo-to-linalg")
+    top, whole = exe(x)
+    np.testing.assert_array_equal(whole, -np.sort(-x, axis=1))
+    np.testing.assert_array_equal(top, whole[:, :4])
+
+
 def test_argsort_pattern_sort_values_with_iota():
     x = RNG.integers(-20, 20, (5, 30)).astype(np.float32)
     src = f"""func.func @main(%x: tensor<5x30xf32>) -> tensor<5x30xi32> {{

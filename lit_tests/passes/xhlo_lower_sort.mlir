@@ -138,3 +138,26 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
   }) {dimension = 0 : i64} : (tensor<?xf32>) -> tensor<?xf32>
   return %r : tensor<?xf32>
 }
+
+// -----
+
+// Only the first k of a row are read (chlo.top_k's slices) and the row is at least 8x
+// longer: a partial sort keeps k elements per row, inserting each element that must
+// precede the k-th kept (an scf.while shifts the kept ones up), and the slices go.
+// CHECK-LABEL: func.func @top_four_of_sixty_four
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.while
+// CHECK: scf.condition
+// CHECK-NOT: stablehlo.slice
+// CHECK-NOT: stablehlo.sort
+// CHECK: return %{{.*}} : tensor<3x4xf32>
+func.func @top_four_of_sixty_four(%x: tensor<3x64xf32>) -> tensor<3x4xf32> {
+  %s = "stablehlo.sort"(%x) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %p = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }) : (tensor<3x64xf32>) -> tensor<3x64xf32>
+  %top = stablehlo.slice %s [0:3, 0:4] : (tensor<3x64xf32>) -> tensor<3x4xf32>
+  return %top : tensor<3x4xf32>
+}
