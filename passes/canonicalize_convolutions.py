@@ -32,8 +32,7 @@ from xhlo._mlir import ir, stablehlo_api
 from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, walk_ops
-
-_FLOATS = ("f32", "f64")
+from .prepare_gemms import BLAS_FLOATS
 
 
 def _is_one(op: ir.Operation, name: str) -> bool:
@@ -55,7 +54,7 @@ class CanonicalizeConvolutions(ModulePass):
 
     def _canonicalize(self, op: ir.Operation) -> None:
         numbers = stablehlo_api.ConvDimensionNumbers(op.attributes["dimension_numbers"])
-        if len(numbers.input_spatial_dimensions) != 2 or str(sh.element_type(op.results[0])) not in _FLOATS:
+        if len(numbers.input_spatial_dimensions) != 2 or str(sh.element_type(op.results[0])) not in BLAS_FLOATS:
             return
         if not all(_is_one(op, a) for a in ("feature_group_count", "batch_group_count")) or _reverses(op):
             return

@@ -352,22 +352,17 @@ def _lower_sort(op: ir.Operation) -> None:
     inverse = [perm.index(d) for d in range(rank)]
     moved_shape = [shape[p] for p in perm]
     k = _leading_slice_limit(op, dim)
-    if k is not None and k * TOP_K_FRACTION <= n:
+    top_k = k is not None and k * TOP_K_FRACTION <= n  # only the first k are read: chlo.top_k
+    if top_k:
         moved_shape[-1] = k
     with ir.InsertionPoint(op), op.location:
         rows = [_reshape(_permute(v, perm), [batch, n]) for v in operands]
-        if moved_shape[-1] == n:
-            sorted_rows = _sort_rows(cmp, rows, n)
-        else:  # only the first k are read (chlo.top_k): a partial sort
-            sorted_rows = _top_rows(cmp, rows, n, k)
+        sorted_rows = _top_rows(cmp, rows, n, k) if top_k else _sort_rows(cmp, rows, n)
         results = [_permute(_reshape(r, moved_shape), inverse) for r in sorted_rows]
-    if moved_shape[-1] != n:
-        _replace_slices(op, results, dim)
-        return
-    _replace(op, results)
+    (_replace_slices if top_k else _replace)(op, results)
 
 
-def _replace_slices(op: ir.Operation, tops: list[ir.Value], dim: int) -> None:
+def _replace_slices(op: ir.Operation, tops: list[ir.Value]) -> None:
     """Each slice of the sort's results reads the top-k results instead."""
     for result, top in zip(op.results, tops):
         for use in list(result.uses):

@@ -89,10 +89,13 @@ class GemmShape:
     rhs_transposed: bool  # rhs stored cols-major
 
 
+BLAS_FLOATS = ("f32", "f64")  # the element types sgemm and dgemm multiply
+
+
 def _float_element(t: ir.Type) -> str | None:
     if isinstance(t, ir.RankedTensorType) and t.has_static_shape:
         name = str(t.element_type)
-        return name if name in ("f32", "f64") else None
+        return name if name in BLAS_FLOATS else None
     return None
 
 
@@ -195,7 +198,7 @@ def classify(a_dims: list[int], b_dims: list[int], c_dims: list[int], n_loops: i
     runs = _runs(a_dims, b_dims, c_dims, n_loops)
     if runs is None:
         return None
-    batch, rows, cols, inner, lhs = runs
+    batch, rows, cols, _, lhs = runs
     _, _, lhs_split, rhs_split = _input_splits(a_dims, b_dims, runs)
     if lhs_split is None or rhs_split is None:
         return None
@@ -241,10 +244,11 @@ def _ranges(op: ir.Operation) -> dict[int, int]:
     return ranges
 
 
-def _rewrite(op: ir.Operation, shape: GemmShape, transposed=None) -> None:
+def _rewrite(op: ir.Operation, shape: GemmShape, transposed=None) -> list[ir.Operation]:
     """Replace the generic by a tagged linalg.contract (lhs operand first) with the same maps;
     ``transposed`` (from ``_result_transposed``): the contract computes what the generic's
-    transposing user did, into a new accumulator, and replaces that user too."""
+    transposing user did, into a new accumulator, and replaces that user too. Returns the
+    ops left dead, users first, for the caller to erase once its walk is done."""
     maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
     order = (0, 1) if shape.lhs == 0 else (1, 0)
     init, replaced = op.operands[2], op
@@ -258,9 +262,7 @@ def _rewrite(op: ir.Operation, shape: GemmShape, transposed=None) -> None:
         )
         product.owner.attributes[BLAS_TAG] = ir.UnitAttr.get()
     replaced.results[0].replace_all_uses_with(product)
-    if replaced != op:
-        replaced.erase()
-    op.erase()
+    return [replaced, op] if replaced != op else [op]
 
 
 def _result_transposed(op: ir.Operation, dims, min_volume: int):
@@ -560,11 +562,9 @@ class PrepareGemms(ModulePass):
         named = [op for op in walk_ops(module, ("linalg.matmul", "linalg.batch_matmul"))
                  if BLAS_TAG not in op.attributes and all(_float_element(v.type) for v in op.operands)]
         _tag_and_apply(module, named, "xhlo.generalize", _GENERALIZE)
-        # transposing users a product took over, by the hash their op had while it lived
-        # (an erased op's wrapper neither equals nor hashes as it did)
-        erased: set[int] = set()
-        for op, key in [(op, hash(op)) for op in walk_ops(module, "linalg.generic")]:
-            if key in erased or not all(_float_element(v.type) for v in op.operands):
+        dead: list[ir.Operation] = []  # erased after the walk: it may still hold them
+        for op in walk_ops(module, "linalg.generic"):
+            if not all(_float_element(v.type) for v in op.operands):
                 continue
             if len({_float_element(v.type) for v in op.operands}) != 1:
                 continue
@@ -574,14 +574,15 @@ class PrepareGemms(ModulePass):
             dims = _fold_transposes(op, dims)
             folded = _result_transposed(op, dims, self.min_volume)
             if folded is not None:
-                erased.add(hash(folded[1][2]))
-                _rewrite(op, *folded)
+                dead += _rewrite(op, *folded)
                 continue
             shape = classify(*dims)
             if shape is None and _transpose_into_matrices(op, dims, self.copy_worth):
                 shape = gemm_shape(op)
             if shape is not None and _volume(op, shape) >= self.min_volume:
-                _rewrite(op, shape)
+                dead += _rewrite(op, shape)
+        for op in dead:
+            op.erase()
         for op in walk_ops(module, "linalg.contract"):
             if BLAS_TAG in op.attributes and _tag_zero_init(op) and BLAS_ALPHA not in op.attributes:
                 _fold_scale(op)

@@ -42,5 +42,5 @@ CHILD = textwrap.dedent(
 
 
 def test_reduction_through_unit_dims_of_a_large_activation():
-    run = subprocess.run([sys.executable, "-c", CHILD], input=MODULE, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "-c", CHILD], input=MODULE, capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, f"exit {run.returncode}: {run.stderr[-2000:]}"
