@@ -1,13 +1,14 @@
 """The MLIR provider: the only module of xhlo that imports the bindings wheel.
 
-Everything else imports ``ir``, ``passmanager``, ``rewrite``, ``ExecutionEngine``
-and ``stablehlo_api`` from here, so switching the provider (torch-mlir today)
-touches one file.
+Everything else imports ``ir``, ``passmanager``, ``rewrite``, ``ExecutionEngine``,
+``stablehlo_api`` and the C API library (``capi``) from here, so switching the
+provider (torch-mlir today) touches one file.
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.abc
 import importlib.machinery
 import os
@@ -95,11 +96,56 @@ def set_llvm_options_once() -> None:
         _llvm_options_set = True
         options = shlex.split(os.environ.get("XHLO_LLVM_OPTIONS", DEFAULT_LLVM_OPTIONS))
         if options:
-            from torch_mlir import _mlir_libs
-
-            library = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libTorchMLIRAggregateCAPI.so"))
             argv = [b"xhlo", *(option.encode() for option in options)]
-            library.LLVMParseCommandLineOptions(len(argv), (ctypes.c_char_p * len(argv))(*argv), None)
+            capi().LLVMParseCommandLineOptions(len(argv), (ctypes.c_char_p * len(argv))(*argv), None)
+
+
+class StringRef(ctypes.Structure):
+    """``MlirStringRef``."""
+
+    _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
+
+    @classmethod
+    def of(cls, text: str) -> "StringRef":
+        data = text.encode()
+        return cls(data, len(data))
+
+
+@functools.cache
+def capi() -> ctypes.CDLL:
+    """The provider's MLIR C API library, for what its Python bindings lack: LLVM's
+    options, and ExecutionEngine calls that release the GIL (``ctypes`` does, the
+    bindings do not), so that several modules compile on several threads."""
+    from torch_mlir import _mlir_libs
+
+    library = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__), "libTorchMLIRAggregateCAPI.so"))
+    handle = ctypes.c_void_p
+    prototypes = {
+        "mlirExecutionEngineCreate": (handle, [handle, ctypes.c_int, ctypes.c_int, handle, ctypes.c_bool]),
+        "mlirExecutionEngineDestroy": (None, [handle]),
+        "mlirExecutionEngineLookup": (handle, [handle, StringRef]),
+        "mlirExecutionEngineLookupPacked": (handle, [handle, StringRef]),
+        "mlirExecutionEngineRegisterSymbol": (None, [handle, StringRef, handle]),
+        "mlirExecutionEngineDumpToObjectFile": (None, [handle, StringRef]),
+        "mlirModuleFromOperation": (handle, [handle]),
+        "mlirRegisterAllLLVMTranslations": (None, [handle]),
+    }
+    for name, (restype, argtypes) in prototypes.items():
+        function = getattr(library, name)
+        function.restype, function.argtypes = restype, argtypes
+    return library
+
+
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype, _capsule_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype, _capsule_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+
+def capi_handle(obj) -> int:
+    """The C API handle (``MlirOperation``, ``MlirContext``, ...) a bindings object wraps."""
+    capsule = obj._CAPIPtr
+    return _capsule_pointer(capsule, _capsule_name(capsule))
 
 
 def _load_chlo(ctx: ir.Context) -> None:

@@ -7,11 +7,12 @@ import os
 import threading
 
 from . import blas, cache, pipeline as pl
-from ._mlir import ExecutionEngine, ir, new_context
+from ._mlir import ir, new_context
 from .checks import Check
 from .errors import CompilerError, format_diagnostics, format_location
 from .executable import SCRATCH_ATTR, Executable, FunctionSignature, TensorSpec
 from .jax_interop import PolymorphicExecutable, is_shape_polymorphic
+from .llvm_jit import JitProgram
 from .runtime import bind as bind_runtime, parallel, record_device_counts
 from .source import _looks_like_path as looks_like_path, load_module
 
@@ -180,8 +181,11 @@ def _run_stage(
     done.append(stage if stage in pl.NAMED_PIPELINES else text)
 
 
-def _jit(module: ir.Module, opt_level: int, context: ir.Context, filename: str) -> ExecutionEngine:
-    """Create the ExecutionEngine; its diagnostics become the error message."""
+def _jit(
+    module: ir.Module, opt_level: int, context: ir.Context, filename: str, symbols: dict[str, int]
+) -> JitProgram:
+    """Generate the machine code (``symbols``: runtime entries the code calls); the
+    diagnostics of a failure become the error message."""
     messages: list[str] = []
 
     def collect(diag) -> bool:
@@ -192,10 +196,11 @@ def _jit(module: ir.Module, opt_level: int, context: ir.Context, filename: str) 
     try:
         for path in blas.shared_libs_for(module):
             blas.load_globally(path)
-        return ExecutionEngine(module, opt_level=opt_level)
-    except Exception as err:
-        detail = "; ".join(messages) or str(err)
-        raise CompilerError(f"{err}: {detail}", stage="jit") from None
+        return JitProgram(module, opt_level, symbols)
+    except CompilerError as err:
+        if not messages:
+            raise
+        raise CompilerError(f"{'; '.join(messages)} ({err})", stage="jit") from None
     finally:
         handler.detach()
 
@@ -260,8 +265,8 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
                 signatures = _with_scratch_sizes(signatures, module)
             if opts.keep_ir:
                 stage_ir[stage.name] = module.operation.clone()
-        engine = _jit(module, opts.opt_level, context, filename)
-        runtime = bind_runtime(engine, module, timeout=opts.collective_timeout, filename=filename)
+        runtime = bind_runtime(module, timeout=opts.collective_timeout, filename=filename)
+        engine = _jit(module, opts.opt_level, context, filename, runtime.symbols() if runtime else {})
         parallel.install(engine)  # loops outlined by xhlo-parallelize-loops run on the thread pool
         executable = Executable(
             engine,

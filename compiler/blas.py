@@ -19,6 +19,15 @@ GEMM_SYMBOLS = {"f32": "scipy_cblas_sgemm", "f64": "scipy_cblas_dgemm"}
 BATCHED_GEMM_SYMBOLS = {"f32": "scipy_cblas_sgemm_batch_strided", "f64": "scipy_cblas_dgemm_batch_strided"}
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enum values
 
+# After each call OpenBLAS's worker threads spin for 2**OPENBLAS_THREAD_TIMEOUT
+# cycles before they sleep: by default 2**28, about 0.1 s, on one of this
+# machine's two cores. That spinning took the core from everything after a
+# matmul: the other part of a compile (process CPU time 1.9x the compile's own
+# right after a run), xhlo's parallel loops. 2**22 cycles is about 1.5 ms,
+# still longer than the gap between back-to-back matmuls. Read once, when the
+# library loads; a value the user set wins.
+SPIN_BEFORE_SLEEP = "22"
+
 
 @functools.cache
 def library_path() -> str | None:
@@ -56,4 +65,11 @@ def shared_libs_for(module) -> list[str]:
 def load_globally(path: str) -> ctypes.CDLL:
     """Load a shared library once, its symbols visible to every compiled program
     (handing it to each ExecutionEngine made the engine read the file, ~4 ms a compile)."""
-    return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    chosen = "OPENBLAS_THREAD_TIMEOUT" in os.environ
+    if not chosen:
+        os.environ["OPENBLAS_THREAD_TIMEOUT"] = SPIN_BEFORE_SLEEP
+    try:
+        return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    finally:
+        if not chosen:
+            del os.environ["OPENBLAS_THREAD_TIMEOUT"]

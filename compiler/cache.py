@@ -39,7 +39,7 @@ from ._mlir import PROVIDER, ir
 from .blas import load_globally
 
 MEMORY_ENTRIES = 64
-_FORMAT = 1  # bump when the stored metadata changes
+_FORMAT = 2  # bump when the stored metadata changes
 
 
 @functools.cache
@@ -111,9 +111,12 @@ def clear_memory() -> None:
 class LoadedProgram:
     """A compiled program loaded from a shared library; ``lookup`` as ExecutionEngine's."""
 
-    def __init__(self, path: str, shared_libs: list[str]):
+    def __init__(self, path: str, shared_libs: list[str], link_slots: dict[str, str]):
         self._deps = [load_globally(lib) for lib in shared_libs]
         self._library = ctypes.CDLL(path)
+        for slot, body in link_slots.items():  # as JitProgram links its parts
+            body_address = ctypes.cast(getattr(self._library, body), ctypes.c_void_p).value
+            ctypes.c_void_p.in_dll(self._library, slot).value = body_address
 
     def lookup(self, name: str):
         address = ctypes.cast(getattr(self._library, f"_mlir__mlir_ciface_{name}"), ctypes.c_void_p).value
@@ -130,16 +133,18 @@ def _linker() -> str | None:
     return shutil.which("ld")
 
 
-def store(directory: Path, key: str, engine: Any, metadata: dict) -> bool:
-    """Write the engine's object code as ``<key>.so`` and ``metadata`` as ``<key>.json``."""
+def store(directory: Path, key: str, program: Any, metadata: dict) -> bool:
+    """Write the program's object code (a ``JitProgram``) as ``<key>.so`` and
+    ``metadata`` as ``<key>.json``."""
     linker = _linker()
     if linker is None:
         return False
     directory.mkdir(parents=True, exist_ok=True)
+    metadata = {**metadata, "link_slots": program.link_slots}
     with tempfile.TemporaryDirectory(dir=directory) as scratch:
-        obj, lib = Path(scratch, "program.o"), Path(scratch, "program.so")
-        engine.dump_to_object_file(str(obj))
-        linked = subprocess.run([linker, "-shared", "-o", str(lib), str(obj)], capture_output=True, check=False)
+        lib = Path(scratch, "program.so")
+        objects = [str(obj) for obj in program.dump_object_files(Path(scratch))]
+        linked = subprocess.run([linker, "-shared", "-o", str(lib), *objects], capture_output=True, check=False)
         if linked.returncode != 0 or not lib.exists():
             return False
         meta = Path(scratch, "program.json")
@@ -155,8 +160,9 @@ def load(directory: Path, key: str) -> tuple[LoadedProgram, dict] | None:
         return None
     try:
         metadata = json.loads(meta_path.read_text())
-        return LoadedProgram(str(lib_path), metadata.get("shared_libs", [])), metadata
-    except (OSError, ValueError):
+        program = LoadedProgram(str(lib_path), metadata.get("shared_libs", []), metadata.get("link_slots", {}))
+        return program, metadata
+    except (OSError, ValueError, AttributeError):
         return None
 
 

@@ -170,6 +170,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-runtime-fast-path",
             # only what the host calls stays external: the JIT compiles the rest once, inlined
             "xhlo-internalize-functions",
+            # outlined loop bodies compiled on other threads (xhlo.llvm_jit)
+            "xhlo-partition-codegen",
         ),
     ),
 )

@@ -49,6 +49,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-scratch-arena": "scratch_arena:ScratchArena",
     "xhlo-parallelize-loops": "parallelize_loops:ParallelizeLoops",
     "xhlo-internalize-functions": "internalize_functions:InternalizeFunctions",
+    "xhlo-partition-codegen": "partition_codegen:PartitionCodegen",
     "xhlo-hoist-static-allocas": "hoist_static_allocas:HoistStaticAllocas",
     "xhlo-canonicalize-convolutions": "canonicalize_convolutions:CanonicalizeConvolutions",
     "xhlo-runtime-fast-path": "runtime_fast_path:RuntimeFastPath",

@@ -62,7 +62,7 @@ def test_disk_cache_serves_a_second_process(tmp_path):
     for _ in range(2):
         proc = subprocess.run([sys.executable, "-c", RUN, SRC, str(tmp_path)], capture_output=True, text=True, check=True)
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    assert runs[0] == {"engine": "ExecutionEngine", "ok": True, "ir": True}
+    assert runs[0] == {"engine": "JitProgram", "ok": True, "ir": True}
     assert runs[1] == {"engine": "LoadedProgram", "ok": True, "ir": True}
     assert len(list(tmp_path.glob("*.so"))) == 1
 

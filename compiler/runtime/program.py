@@ -332,14 +332,15 @@ class RuntimeBinding:
             if "fold" in op.attrs:
                 op.kernel_owner = owner
 
-    def register(self, engine) -> None:
-        """Resolve each call site's Python callback and the native fast path
-        (``xhlo-runtime-fast-path`` defines the call sites' entries)."""
-        engine.raw_register_runtime(FAST_FUNCTION, ctypes.c_void_p(native().fast))
+    def symbols(self) -> dict[str, int]:
+        """The call sites' entries for the JIT to resolve: each site's Python callback
+        and the native fast path (``xhlo-runtime-fast-path`` defines the call sites)."""
+        table = {FAST_FUNCTION: native().fast}
         for op in self.ops:
             callback = self._callback(op)
             self._callbacks.append(callback)
-            engine.register_runtime(f"{SLOW_SYMBOL_PREFIX}{op.index}", callback)
+            table[f"_mlir_ciface_{SLOW_SYMBOL_PREFIX}{op.index}"] = ctypes.cast(callback, ctypes.c_void_p).value
+        return table
 
     def _callback(self, op: RuntimeOp):
         prototype = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * op.num_buffers))
@@ -389,10 +390,9 @@ class RuntimeBinding:
             set_context(previous)
 
 
-def bind(
-    engine, module: ir.Module, *, timeout: float | None = None, filename: str | None = None
-) -> RuntimeBinding | None:
-    """Register the runtime callbacks of ``module`` with ``engine`` (None: a one-device program)."""
+def bind(module: ir.Module, *, timeout: float | None = None, filename: str | None = None) -> RuntimeBinding | None:
+    """The runtime of ``module``'s collectives and host calls (None: a one-device program);
+    its ``symbols()`` go to the JIT."""
     from .sharding import layout_from_module
 
     ops = ops_from_module(module, filename)
@@ -404,12 +404,10 @@ def bind(
     def count(name: str) -> int:
         return ir.IntegerAttr(attrs[name]).value if name in attrs else 1
 
-    binding = RuntimeBinding(
+    return RuntimeBinding(
         ops,
         count("mhlo.num_replicas"),
         count("mhlo.num_partitions"),
         timeout or DEFAULT_TIMEOUT,
         layout,
     )
-    binding.register(engine)
-    return binding

@@ -1,0 +1,218 @@
+"""xhlo-partition-codegen: share LLVM's work on a program between threads.
+
+LLVM optimises and generates machine code for a module on one thread, and for
+the benchmark programs that is about half of a compile (attention: 36 of its
+85 ms). The loop bodies xhlo-parallelize-loops outlined are reached only
+through function pointers, so they can be compiled in modules of their own, on
+other threads: this pass assigns the bodies to ``parts`` code-generation parts,
+greedily by op count (part 0 keeps everything else), and ``xhlo.llvm_jit`` compiles
+one module per part, all at once.
+
+In the IR:
+
+* a body given to part p > 0 gets ``xhlo.codegen_part = p``, external linkage
+  (the JIT finds it by name) and ``xhlo.codegen_needs``: the symbols it uses,
+  which its part gets copies of;
+* each ``llvm.mlir.addressof`` of it elsewhere becomes a load from a new
+  pointer global, ``@xhlo_link_<body>`` (``xhlo.link_to = "<body>"``), which
+  the JIT fills once every part is compiled;
+* the module gets ``xhlo.codegen_parts = N``.
+
+A body moves only if all it uses can be copied: function declarations,
+constant globals up to ``MAX_COPIED_BYTES``, and internal functions using
+nothing else. A body that touches a mutable global (a nested parallel loop
+reads the dispatch slot; cached allocations) stays in part 0. A part is made
+only if it gets ``min_part_ops`` ops: each part costs LLVM about 4 ms of set-up
+(its own pass pipelines, target machine and JIT session), paid on its thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from xhlo._mlir import ir
+
+from .base import ModulePass, walk_ops
+from .parallelize_loops import BODY_ATTR
+
+PARTS_ATTR = "xhlo.codegen_parts"
+PART_ATTR = "xhlo.codegen_part"
+NEEDS_ATTR = "xhlo.codegen_needs"
+LINK_TO_ATTR = "xhlo.link_to"
+LINK_PREFIX = "xhlo_link_"
+MAX_COPIED_BYTES = 1 << 16  # a larger constant keeps its users in part 0
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _symbol(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _is_declaration(op: ir.Operation) -> bool:
+    return op.name == "llvm.func" and len(op.regions[0].blocks) == 0
+
+
+def _is_internal(op: ir.Operation) -> bool:
+    return "linkage" in op.attributes and str(op.attributes["linkage"]) in (
+        "#llvm.linkage<internal>",
+        "#llvm.linkage<private>",
+    )
+
+
+def _op_count(op: ir.Operation) -> int:
+    """Ops in a function body (LLVM dialect bodies are flat: blocks of region-free ops)."""
+    return sum(len(block.operations) for region in op.regions for block in region.blocks)
+
+
+def _constant_bytes(op: ir.Operation) -> int | None:
+    """Size of a constant global's initializer, None when it is not a plain constant."""
+    if "constant" not in op.attributes or "value" not in op.attributes or len(op.regions[0].blocks):
+        return None  # mutable, or initialized by a region (which may use other symbols)
+    value = op.attributes["value"]
+    if isinstance(value, ir.StringAttr):
+        return len(value.value)
+    if isinstance(value, (ir.IntegerAttr, ir.FloatAttr)):
+        return 8
+    try:
+        shaped = ir.ShapedType(value.type)
+    except (AttributeError, TypeError, ValueError):
+        return None
+    count = 1
+    for size in shaped.shape:
+        count *= size
+    return count * getattr(shaped.element_type, "width", 64) // 8
+
+
+@dataclasses.dataclass(frozen=True)
+class PartitionCodegen(ModulePass):
+    """Assign outlined parallel loop bodies to code-generation parts compiled on other threads."""
+
+    NAME = "xhlo-partition-codegen"
+    parts: int = 0  # 0: as many as the cores this process may use
+    min_part_ops: int = 150
+
+    def run(self, module: ir.Operation) -> None:
+        parts = self.parts or available_cores()
+        if parts < 2:
+            return
+        top = list(module.regions[0].blocks[0].operations)
+        symbols = {_symbol(op.operation): op.operation for op in top if "sym_name" in op.operation.attributes}
+        uses = {name: _uses(op) for name, op in symbols.items() if op.name == "llvm.func" and not _is_declaration(op)}
+        costs = {name: _op_count(symbols[name]) for name in uses}
+        movable = {}
+        for name, op in symbols.items():
+            if BODY_ATTR in op.attributes and name in uses:
+                needs = _copyable_closure(name, symbols, uses)
+                if needs is not None:
+                    movable[name] = needs
+        assignment = _assign(costs, movable, parts, self.min_part_ops)
+        if assignment:
+            _apply(module, symbols, movable, assignment)
+
+
+def _uses(func: ir.Operation) -> set[str]:
+    """Symbols a function calls or takes the address of."""
+    found = set()
+    for op in walk_ops(func, ("llvm.call", "llvm.mlir.addressof")):
+        key = "callee" if op.name == "llvm.call" else "global_name"
+        if key in op.attributes:
+            found.add(ir.FlatSymbolRefAttr(op.attributes[key]).value)
+    return found
+
+
+def _copyable_closure(body: str, symbols: dict, uses: dict) -> set[str] | None:
+    """What ``body`` uses, directly or not, if all of it can be copied into another module."""
+    needs: set[str] = set()
+    pending = list(uses[body])
+    while pending:
+        name = pending.pop()
+        if name in needs:
+            continue
+        op = symbols.get(name)
+        if op is None:
+            return None
+        if op.name == "llvm.func":
+            if not _is_declaration(op):
+                if not _is_internal(op) or BODY_ATTR in op.attributes:
+                    return None  # the host or another part may need the one definition
+                pending.extend(uses[name])
+        elif op.name == "llvm.mlir.global":
+            size = _constant_bytes(op)
+            if size is None or size > MAX_COPIED_BYTES:
+                return None
+        else:
+            return None
+        needs.add(name)
+    return needs
+
+
+def _assign(costs: dict[str, int], movable: dict, parts: int, min_part_ops: int) -> dict[str, int]:
+    """Greedy balance: the largest body goes to the least loaded part; part 0 starts
+    with everything that cannot move. Parts below ``min_part_ops`` are given back to part 0."""
+    loads = [sum(cost for name, cost in costs.items() if name not in movable)] + [0] * (parts - 1)
+    placed: dict[str, int] = {}
+    for name in sorted(movable, key=lambda n: (-costs[n], n)):
+        part = min(range(parts), key=lambda p: (loads[p], p))
+        loads[part] += costs[name]
+        placed[name] = part
+    kept = sorted({p for p in placed.values() if p and loads[p] >= min_part_ops})
+    renumber = {old: new for new, old in enumerate(kept, start=1)}
+    return {name: renumber[p] for name, p in placed.items() if p in renumber}
+
+
+def _apply(module: ir.Operation, symbols: dict, movable: dict, assignment: dict[str, int]) -> None:
+    ctx = module.context
+    i32 = ir.IntegerType.get_signless(32, ctx)
+    module.attributes[PARTS_ATTR] = ir.IntegerAttr.get(i32, max(assignment.values()) + 1)
+    external = ir.Attribute.parse("#llvm.linkage<external>", ctx)
+    block = module.regions[0].blocks[0]
+    for name, part in sorted(assignment.items()):
+        body = symbols[name]
+        body.attributes[PART_ATTR] = ir.IntegerAttr.get(i32, part)
+        body.attributes["linkage"] = external
+        if "sym_visibility" in body.attributes:
+            del body.attributes["sym_visibility"]
+        body.attributes[NEEDS_ATTR] = ir.ArrayAttr.get(
+            [ir.FlatSymbolRefAttr.get(n, ctx) for n in sorted(movable[name])], ctx
+        )
+        block.append(_link_slot(name, ctx))
+    for op in walk_ops(module, "llvm.mlir.addressof"):
+        target = ir.FlatSymbolRefAttr(op.attributes["global_name"]).value
+        if target in assignment:
+            _load_from_slot(op, target)
+
+
+def _link_slot(body: str, ctx: ir.Context) -> ir.Operation:
+    text = (
+        f'llvm.mlir.global external @{LINK_PREFIX}{body}() {{addr_space = 0 : i32, alignment = 8 : i64, '
+        f'{LINK_TO_ATTR} = "{body}"}} : !llvm.ptr {{\n'
+        "  %null = llvm.mlir.zero : !llvm.ptr\n  llvm.return %null : !llvm.ptr\n}"
+    )
+    return ir.Operation.parse(text, context=ctx)
+
+
+def _load_from_slot(addressof: ir.Operation, body: str) -> None:
+    """``llvm.mlir.addressof @body`` -> ``llvm.load (llvm.mlir.addressof @xhlo_link_body)``."""
+    ptr = addressof.results[0].type
+    with ir.InsertionPoint(addressof), addressof.location:
+        slot = ir.Operation.create(
+            "llvm.mlir.addressof",
+            results=[ptr],
+            attributes={"global_name": ir.FlatSymbolRefAttr.get(LINK_PREFIX + body)},
+        )
+        loaded = ir.Operation.create(
+            "llvm.load",
+            results=[ptr],
+            operands=[slot.results[0]],
+            attributes={"alignment": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 8)},
+        )
+    addressof.results[0].replace_all_uses_with(loaded.results[0])
+    addressof.erase()
