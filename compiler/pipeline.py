@@ -134,6 +134,8 @@ STAGES: tuple[Stage, ...] = (
             "convert-vector-to-scf",
             # large loops xhlo-vectorize marked write-disjoint -> the xhlo_parallel_for thread pool
             "xhlo-parallelize-loops",
+            # large serial loop nests too: xhlo-partition-codegen compiles functions on other threads
+            "xhlo-outline-serial-loops",
             # after outlining: convert-vector-to-scf's staging buffers, once per function call
             "xhlo-hoist-static-allocas",
         ),

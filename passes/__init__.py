@@ -48,6 +48,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-vector-math": "vector_math:VectorMath",
     "xhlo-scratch-arena": "scratch_arena:ScratchArena",
     "xhlo-parallelize-loops": "parallelize_loops:ParallelizeLoops",
+    "xhlo-outline-serial-loops": "outline_serial_loops:OutlineSerialLoops",
     "xhlo-internalize-functions": "internalize_functions:InternalizeFunctions",
     "xhlo-partition-codegen": "partition_codegen:PartitionCodegen",
     "xhlo-hoist-static-allocas": "hoist_static_allocas:HoistStaticAllocas",

@@ -341,19 +341,21 @@ class ParallelizeLoops(ModulePass):
         names.update({PARALLEL_FOR, DISPATCH_SLOT, SLOT_ADDRESS})
 
     @staticmethod
-    def _fresh_name(base: str, names: set[str]) -> str:
+    def _fresh_name(base: str, names: set[str], kind: str = "parallel") -> str:
         k = 0
-        while f"{base}_parallel_{k}" in names:
+        while f"{base}_{kind}_{k}" in names:
             k += 1
-        names.add(f"{base}_parallel_{k}")
-        return f"{base}_parallel_{k}"
+        names.add(f"{base}_{kind}_{k}")
+        return f"{base}_{kind}_{k}"
 
 
 class _Outliner:
-    """Moves one loop into its own function and calls xhlo_parallel_for in its place."""
+    """Moves one loop into its own function and calls xhlo_parallel_for in its place
+    (``serial``: calls the function itself, over the loop's whole range)."""
 
-    def __init__(self, module: ir.Operation, func: ir.Operation, loop: ir.Operation, name: str):
-        self.module, self.func, self.loop, self.name = module, func, loop, name
+    def __init__(self, module: ir.Operation, func: ir.Operation, loop: ir.Operation, name: str,
+                 serial: bool = False):
+        self.module, self.func, self.loop, self.name, self.serial = module, func, loop, name, serial
         ops = walk_ops(loop, None)
         self.nested = ops
         captured = _captured(loop, ops)
@@ -397,7 +399,10 @@ class _Outliner:
             captures = _create("llvm.mlir.zero", ir.Type.parse("!llvm.ptr"), []).result
         body = _create("func.constant", body_type, [], value=ir.FlatSymbolRefAttr.get(self.name)).result
         lb, ub, step = list(self.loop.operands)[:3]
-        _create("func.call", None, [body, captures, lb, ub, step], callee=ir.FlatSymbolRefAttr.get(PARALLEL_FOR))
+        if self.serial:  # through the pointer, as xhlo-partition-codegen expects of a body
+            _create("func.call_indirect", None, [body, captures, lb, ub])
+        else:
+            _create("func.call", None, [body, captures, lb, ub, step], callee=ir.FlatSymbolRefAttr.get(PARALLEL_FOR))
 
     def _stack_slot(self) -> ir.Value:
         """One struct-sized alloca in the function's entry block (not in a loop: no stack growth)."""
@@ -426,7 +431,8 @@ class _Outliner:
         self.loop.move_before(terminator)
         self.loop.operands[0] = begin
         self.loop.operands[1] = end
-        del self.loop.attributes[PARALLEL_LOOP]
+        if PARALLEL_LOOP in self.loop.attributes:
+            del self.loop.attributes[PARALLEL_LOOP]
         for op in self.nested:
             for i, value in enumerate(op.operands):
                 if value in replacement:

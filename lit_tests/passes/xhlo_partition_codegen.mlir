@@ -1,7 +1,7 @@
-// RUN: xhlo-opt %s --xhlo-partition-codegen="parts=2 min-part-ops=1" --split-input-file | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-partition-codegen="parts=2 min-part-cost=1" --split-input-file | FileCheck %s
 
 // Greedy balance: the larger body (11 ops) goes to the emptier part 1, the
-// smaller one then to part 0 (9 ops of main and helper against 11). The moved
+// smaller one then to part 0 (main and helper cost 7: constants are free). The moved
 // body becomes external, lists what its part must copy (a libm declaration, a
 // small constant, an internal helper) and is reached through a link slot.
 // CHECK-LABEL: module attributes {xhlo.codegen_parts = 2 : i32}
@@ -77,7 +77,7 @@ module {
 
 // -----
 
-// Parts too small to pay for their set-up are not made (default min-part-ops).
+// Parts too small to pay for their set-up are not made (default min-part-cost).
 // RUN: xhlo-opt %s --xhlo-partition-codegen=parts=2 --split-input-file | FileCheck %s --check-prefix=NOPART
 // NOPART-NOT: xhlo.codegen_part
 module {

@@ -1,0 +1,68 @@
+"""xhlo-outline-serial-loops: large serial loop nests become functions of their own.
+
+``xhlo-partition-codegen`` shares LLVM's work between threads one outlined
+function at a time, and what no function holds stays in the public function's
+part. A sort's merge passes, a padding copy or a scan that
+``xhlo-parallelize-loops`` left serial made that part the largest: sort_1m's
+``main`` alone was most of its LLVM time. This pass outlines each top-level
+``scf.for`` of a public function with at least ``min-ops`` ops in its nest
+exactly as that pass outlines a parallel body (captured values in a struct on
+the stack, ``(captures, begin, end)``), but calls it once, over the loop's
+whole range, through its function pointer (``func.call_indirect`` of a
+``func.constant``), which is what xhlo-partition-codegen redirects.
+
+A loop is left in place when it yields values, when a value it uses cannot
+travel in the struct, or when it calls ``xhlo_parallel_for`` (a body holding
+nested parallel loops would stay in part 0 anyway). One indirect call per loop
+nest per run is the run-time cost.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from xhlo._mlir import ir
+
+from .base import ModulePass, walk_ops
+from .parallelize_loops import BODY_ATTR, PARALLEL_FOR, ParallelizeLoops, _captured, _field_types, _is_clonable, _Outliner
+
+
+def _is_public(func: ir.Operation) -> bool:
+    attrs = func.attributes
+    return "sym_visibility" not in attrs or ir.StringAttr(attrs["sym_visibility"]).value == "public"
+
+
+@dataclasses.dataclass(frozen=True)
+class OutlineSerialLoops(ModulePass):
+    """Outline large top-level serial loop nests into functions called through a pointer."""
+
+    NAME = "xhlo-outline-serial-loops"
+    min_ops: int = 30
+
+    def run(self, module: ir.Operation) -> None:
+        functions = [op.operation for op in module.regions[0].blocks[0].operations
+                     if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)
+                     and BODY_ATTR not in op.operation.attributes
+                     and _is_public(op.operation)]  # the programs' entries
+        names = None
+        for func in functions:
+            for loop in [op.operation for op in func.regions[0].blocks[0].operations]:
+                if not self._eligible(loop):
+                    continue
+                if names is None:
+                    names = {ir.StringAttr(op.operation.attributes["sym_name"]).value
+                             for op in module.regions[0].blocks[0].operations
+                             if "sym_name" in op.operation.attributes}
+                base = ir.StringAttr(func.attributes["sym_name"]).value
+                _Outliner(module, func, loop, ParallelizeLoops._fresh_name(base, names, "serial"), serial=True).run()
+
+    def _eligible(self, op: ir.Operation) -> bool:
+        if op.name != "scf.for" or len(op.results):
+            return False
+        ops = walk_ops(op, None)
+        if len(ops) < self.min_ops:
+            return False
+        if any(inner.name == "func.call" and ir.FlatSymbolRefAttr(inner.attributes["callee"]).value == PARALLEL_FOR
+               for inner in ops):
+            return False
+        return all(_is_clonable(v) or _field_types(v.type) is not None for v in _captured(op, ops))
