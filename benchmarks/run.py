@@ -109,21 +109,24 @@ def stage_timer():
 
 
 def warm_up_compilers() -> None:
-    """Compile a trivial program with each compiler once (process start-up costs)."""
+    """Compile one small program with each compiler (process start-up costs: the BLAS
+    library, code paths of each compiler run for the first time in the process)."""
     import jax
+    import jax.numpy as jnp
     import numpy as np
+    from jax import export
 
     import xhlo
     from xhlo.runtime import native_pool
 
     native_pool.pool()  # the parallel-for pool is compiled once per process
-    jax.jit(lambda x: x + 1).lower(np.ones(2, np.float32)).compile()
-    xhlo.compile(
-        "func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {\n"
-        "  %0 = stablehlo.add %x, %x : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}",
-        keep_ir=False,
-        cache=False,
-    )
+
+    def small(x, w):
+        return jnp.max(jnp.tanh(x @ w) + jnp.exp(-x), axis=1)
+
+    args = [np.ones((256, 256), np.float32)] * 2
+    jax.jit(small).lower(*args).compile()
+    xhlo.compile(export.export(jax.jit(small), platforms=["cpu"])(*args), keep_ir=False, cache=False)
 
 
 def worker(name: str, quick: bool) -> None:

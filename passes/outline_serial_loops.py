@@ -24,7 +24,9 @@ import dataclasses
 from xhlo._mlir import ir
 
 from .base import ModulePass, walk_ops
-from .parallelize_loops import BODY_ATTR, PARALLEL_FOR, ParallelizeLoops, _captured, _field_types, _is_clonable, _Outliner
+from .parallelize_loops import (
+    PARALLEL_FOR, ParallelizeLoops, _captured, _field_types, _is_clonable, _Outliner, loop_owners, symbol_names,
+)
 
 
 def _is_public(func: ir.Operation) -> bool:
@@ -40,19 +42,12 @@ class OutlineSerialLoops(ModulePass):
     min_ops: int = 30
 
     def run(self, module: ir.Operation) -> None:
-        functions = [op.operation for op in module.regions[0].blocks[0].operations
-                     if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)
-                     and BODY_ATTR not in op.operation.attributes
-                     and _is_public(op.operation)]  # the programs' entries
         names = None
-        for func in functions:
+        for func in filter(_is_public, loop_owners(module)):  # the programs' entries
             for loop in [op.operation for op in func.regions[0].blocks[0].operations]:
                 if not self._eligible(loop):
                     continue
-                if names is None:
-                    names = {ir.StringAttr(op.operation.attributes["sym_name"]).value
-                             for op in module.regions[0].blocks[0].operations
-                             if "sym_name" in op.operation.attributes}
+                names = names if names is not None else symbol_names(module)
                 base = ir.StringAttr(func.attributes["sym_name"]).value
                 _Outliner(module, func, loop, ParallelizeLoops._fresh_name(base, names, "serial"), serial=True).run()
 

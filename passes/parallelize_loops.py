@@ -276,7 +276,14 @@ def _enclosing_function(op: ir.Operation) -> ir.Operation:
     return _op(parent)
 
 
-def _symbol_names(module: ir.Operation) -> set[str]:
+def loop_owners(module: ir.Operation) -> list[ir.Operation]:
+    """The module's defined functions other than outlined bodies."""
+    return [op.operation for op in module.regions[0].blocks[0].operations
+            if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)
+            and BODY_ATTR not in op.operation.attributes]
+
+
+def symbol_names(module: ir.Operation) -> set[str]:
     return {ir.StringAttr(op.operation.attributes["sym_name"]).value
             for op in module.regions[0].blocks[0].operations if "sym_name" in op.operation.attributes}
 
@@ -291,13 +298,10 @@ class ParallelizeLoops(ModulePass):
     min_work: int = 262_144
 
     def run(self, module: ir.Operation) -> None:
-        functions = [op.operation for op in module.regions[0].blocks[0].operations
-                     if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)
-                     and BODY_ATTR not in op.operation.attributes]
-        loops = [loop for func in functions for loop in self._candidates(func)]
+        loops = [loop for func in loop_owners(module) for loop in self._candidates(func)]
         if not loops:
             return
-        names = _symbol_names(module)
+        names = symbol_names(module)
         self._add_runtime(module, names)
         for loop in loops:
             func = _enclosing_function(loop)
