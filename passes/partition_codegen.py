@@ -34,7 +34,7 @@ import os
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass
 from .parallelize_loops import BODY_ATTR
 
 PARTS_ATTR = "xhlo.codegen_parts"
@@ -88,9 +88,32 @@ def _loops(func: ir.Operation) -> int:
     return count
 
 
-def _cost(func: ir.Operation, ops: list[ir.Operation]) -> int:
-    """A rough measure of LLVM's work on a function (``ops``: all of its ops)."""
-    return sum(1 for op in ops if op.name not in _FREE_OPS) + LOOP_WEIGHT * _loops(func)
+@dataclasses.dataclass
+class _Summary:
+    """What the partition needs of one function, from one walk."""
+
+    uses: set[str]  # symbols it calls or takes the address of
+    cost: int  # a rough measure of LLVM's work on it: ops LLVM does not fold at once, loops
+    addressofs: list[tuple[ir.Operation, str]]  # its llvm.mlir.addressof ops and their targets
+
+
+def _summarize(func: ir.Operation) -> _Summary:
+    summary = _Summary(set(), LOOP_WEIGHT * _loops(func), [])
+
+    def visit(op):
+        name = op.name
+        if name not in _FREE_OPS:
+            summary.cost += 1
+        if name == "llvm.mlir.addressof":
+            target = ir.FlatSymbolRefAttr(op.attributes["global_name"]).value
+            summary.uses.add(target)
+            summary.addressofs.append((op.operation, target))
+        elif name == "llvm.call" and "callee" in op.attributes:
+            summary.uses.add(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return summary
 
 
 def _constant_bytes(op: ir.Operation) -> int | None:
@@ -126,30 +149,20 @@ class PartitionCodegen(ModulePass):
             return
         top = list(module.regions[0].blocks[0].operations)
         symbols = {_symbol(op.operation): op.operation for op in top if "sym_name" in op.operation.attributes}
-        uses, costs = {}, {}
-        for name, op in symbols.items():
-            if op.name == "llvm.func" and not _is_declaration(op):
-                ops = walk_ops(op, None)
-                uses[name], costs[name] = _uses(ops), _cost(op, ops)
+        summaries = {name: _summarize(op) for name, op in symbols.items()
+                     if op.name == "llvm.func" and not _is_declaration(op)}
+        uses = {name: summary.uses for name, summary in summaries.items()}
         movable = {}
         for name, op in symbols.items():
             if BODY_ATTR in op.attributes and name in uses:
                 needs = _copyable_closure(name, symbols, uses)
                 if needs is not None:
                     movable[name] = needs
+        costs = {name: summary.cost for name, summary in summaries.items()}
         assignment = _assign(costs, movable, parts, self.min_part_cost)
         if assignment:
-            _apply(module, symbols, movable, assignment)
-
-
-def _uses(ops: list[ir.Operation]) -> set[str]:
-    """Symbols a function's ``ops`` call or take the address of."""
-    found = set()
-    for op in ops:
-        key = "callee" if op.name == "llvm.call" else "global_name" if op.name == "llvm.mlir.addressof" else None
-        if key and key in op.attributes:
-            found.add(ir.FlatSymbolRefAttr(op.attributes[key]).value)
-    return found
+            addressofs = [pair for summary in summaries.values() for pair in summary.addressofs]
+            _apply(module, symbols, movable, assignment, addressofs)
 
 
 def _copyable_closure(body: str, symbols: dict, uses: dict) -> set[str] | None:
@@ -192,7 +205,8 @@ def _assign(costs: dict[str, int], movable: dict, parts: int, min_part_cost: int
     return {name: renumber[p] for name, p in placed.items() if p in renumber}
 
 
-def _apply(module: ir.Operation, symbols: dict, movable: dict, assignment: dict[str, int]) -> None:
+def _apply(module: ir.Operation, symbols: dict, movable: dict, assignment: dict[str, int],
+           addressofs: list[tuple[ir.Operation, str]]) -> None:
     ctx = module.context
     i32 = ir.IntegerType.get_signless(32, ctx)
     module.attributes[PARTS_ATTR] = ir.IntegerAttr.get(i32, max(assignment.values()) + 1)
@@ -208,8 +222,7 @@ def _apply(module: ir.Operation, symbols: dict, movable: dict, assignment: dict[
             [ir.FlatSymbolRefAttr.get(n, ctx) for n in sorted(movable[name])], ctx
         )
         block.append(_link_slot(name, ctx))
-    for op in walk_ops(module, "llvm.mlir.addressof"):
-        target = ir.FlatSymbolRefAttr(op.attributes["global_name"]).value
+    for op, target in addressofs:
         if target in assignment:
             _load_from_slot(op, target)
 
