@@ -22,10 +22,11 @@ from pathlib import Path
 from ._mlir import StringRef, capi, capi_handle, ir
 from .errors import CompilerError
 
-PARTS_ATTR = "xhlo.codegen_parts"  # the names xhlo-partition-codegen writes
-PART_ATTR = "xhlo.codegen_part"
-NEEDS_ATTR = "xhlo.codegen_needs"
-LINK_TO_ATTR = "xhlo.link_to"
+# What xhlo-partition-codegen writes into the module (it imports these names).
+PARTS_ATTR = "xhlo.codegen_parts"  # on the module: how many parts
+PART_ATTR = "xhlo.codegen_part"  # on a moved body: its part
+NEEDS_ATTR = "xhlo.codegen_needs"  # on a moved body: the symbols its part copies
+LINK_TO_ATTR = "xhlo.link_to"  # on a pointer slot of part 0: the body it points at
 
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 

@@ -2,9 +2,9 @@
 
 LLVM optimises and generates machine code for a module on one thread, and for
 the benchmark programs that is about half of a compile (attention: 36 of its
-85 ms). The loop bodies xhlo-parallelize-loops outlined are reached only
-through function pointers, so they can be compiled in modules of their own, on
-other threads: this pass assigns the bodies to ``parts`` code-generation parts,
+85 ms). The loop bodies xhlo-parallelize-loops and xhlo-outline-serial-loops
+outlined are reached only through function pointers, so they can be compiled
+in modules of their own, on other threads: this pass assigns the bodies to ``parts`` code-generation parts,
 greedily by estimated cost (part 0 keeps everything else), and ``xhlo.llvm_jit`` compiles
 one module per part, all at once.
 
@@ -33,14 +33,11 @@ import dataclasses
 import os
 
 from xhlo._mlir import ir
+from xhlo.llvm_jit import LINK_TO_ATTR, NEEDS_ATTR, PART_ATTR, PARTS_ATTR
 
 from .base import ModulePass
 from .parallelize_loops import BODY_ATTR
 
-PARTS_ATTR = "xhlo.codegen_parts"
-PART_ATTR = "xhlo.codegen_part"
-NEEDS_ATTR = "xhlo.codegen_needs"
-LINK_TO_ATTR = "xhlo.link_to"
 LINK_PREFIX = "xhlo_link_"
 MAX_COPIED_BYTES = 1 << 16  # a larger constant keeps its users in part 0
 
@@ -137,7 +134,7 @@ def _constant_bytes(op: ir.Operation) -> int | None:
 
 @dataclasses.dataclass(frozen=True)
 class PartitionCodegen(ModulePass):
-    """Assign outlined parallel loop bodies to code-generation parts compiled on other threads."""
+    """Assign outlined loop bodies to code-generation parts compiled on other threads."""
 
     NAME = "xhlo-partition-codegen"
     parts: int = 0  # 0: as many as the cores this process may use
