@@ -14,10 +14,16 @@ outweigh (``min-flops-per-copy``), as in XLA's layout assignment, which gives
 convolutions the layout its kernels want.
 
 A transposed convolution (``lhs_dilation``: the input gradient of a strided
-convolution) has no named op either: its input gets its zeros made explicit
-first (a ``stablehlo.pad`` with interior padding). The named convolution then
-multiplies those zeros too (4x the multiply-adds at stride 2), through BLAS,
-which was still ~100x faster here than the generic loop nest.
+convolution) has no named op either. With unit window strides and no kernel
+dilation it is split by output phase (sub-pixel convolution): of the outputs
+``o = q * s + r`` only the kernel taps ``k = (lo - r) mod s`` apart by ``s``
+meet input elements, so each residue ``r`` (per spatial dimension) is an
+ordinary convolution of the undilated input with those taps, and the results
+interleave into the output. Each multiply-add is one the convolution needs;
+the dilated input's zeros (3/4 of its elements at stride 2) are never
+multiplied. Otherwise the input gets its zeros made explicit (a
+``stablehlo.pad`` with interior padding) and the named convolution multiplies
+them too.
 
 Left alone: grouped convolutions, reversed windows and element types other
 than f32 and f64 (no BLAS).
@@ -27,6 +33,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+
+import numpy as np
 
 from xhlo._mlir import ir, stablehlo_api
 from xhlo.dialects import stablehlo as sh
@@ -76,8 +84,9 @@ class CanonicalizeConvolutions(ModulePass):
         flops = math.prod(sh.shape_of(op.results[0])) * math.prod(sh.shape_of(k)) // sh.shape_of(k)[k_order[3]]
         if flops < copied * self.min_flops_per_copy:
             return
+        by_phase = dilation != [1, 1] and _is_unit(op, "window_strides") and _is_unit(op, "rhs_dilation")
         with ir.InsertionPoint(op), op.location:
-            if dilation != [1, 1]:  # a transposed convolution: its input's zeros made explicit
+            if dilation != [1, 1] and not by_phase:  # the input's zeros made explicit
                 x = sh.pad(x, sh.constant(0.0, sh.element_type(x)), [0] * 4, [0] * 4, interior)
             if x_order != identity:
                 x = sh.transpose(x, x_order)
@@ -88,12 +97,98 @@ class CanonicalizeConvolutions(ModulePass):
             attributes["dimension_numbers"] = stablehlo_api.ConvDimensionNumbers.get(
                 0, 3, [1, 2], 2, 3, [0, 1], 0, 3, [1, 2]
             )
-            y = sh.create("stablehlo.convolution", [x, k], [sh.tensor_type(y_shape, sh.element_type(x))],
-                          attributes).result
+            if by_phase:
+                y = _by_phase(x, k, y_shape, dilation, _padding(op), attributes)
+            else:
+                y = _convolution(x, k, y_shape, attributes)
             if y_order != identity:  # the result's dim y_order[j] is the canonical result's dim j
                 y = sh.transpose(y, [y_order.index(d) for d in range(4)])
         op.results[0].replace_all_uses_with(y)
         op.erase()
+
+
+def _convolution(x: ir.Value, k: ir.Value, y_shape: list[int], attributes: dict) -> ir.Value:
+    return sh.create("stablehlo.convolution", [x, k], [sh.tensor_type(y_shape, sh.element_type(x))],
+                     attributes).result
+
+
+@dataclasses.dataclass(frozen=True)
+class _Phase:
+    """The outputs ``q * stride + r`` of one spatial dimension of a transposed convolution."""
+
+    first_tap: int  # the kernel taps first_tap, first_tap + stride, ... meet input elements
+    taps: int
+    low: int  # the undilated input's padding for them (negative: cut)
+    high: int
+    count: int  # how many outputs have this residue
+
+
+def _phases(size: int, kernel: int, out: int, stride: int, low: int) -> list[_Phase]:
+    phases = []
+    for r in range(stride):
+        first = (low - r) % stride
+        taps = max(0, -(-(kernel - first) // stride))
+        count = max(0, -(-(out - r) // stride))
+        offset = (r + first - low) // stride  # output q of this residue starts at input q + offset
+        phases.append(_Phase(first, taps, -offset, count - 1 + taps - size + offset, count))
+    return phases
+
+
+def _by_phase(x: ir.Value, k: ir.Value, y_shape: list[int], stride: list[int], padding: list[tuple[int, int]],
+              attributes: dict) -> ir.Value:
+    """The NHWC/HWIO transposed convolution as one convolution per output phase, interleaved."""
+    n, height, width, _ = sh.shape_of(x)
+    kh, kw, _, features = sh.shape_of(k)
+    rows, cols = (_phases(size, taps, out, s, lo) for size, taps, out, s, (lo, _) in
+                  zip((height, width), (kh, kw), y_shape[1:3], stride, padding))
+    tiles = [-(-out // s) for out, s in zip(y_shape[1:3], stride)]  # outputs per phase, rounded up
+    zero = sh.constant(0.0, sh.element_type(x))
+    blocks = []
+    for row in rows:
+        line = []
+        for col in cols:
+            if row.taps and col.taps and row.count and col.count:
+                block = _phase_convolution(x, k, stride, (row, col), [n, row.count, col.count, features], attributes)
+                if (row.count, col.count) != tuple(tiles):  # a shorter phase: rounded up with zeros
+                    block = sh.pad(block, zero, [0] * 4, [0, tiles[0] - row.count, tiles[1] - col.count, 0], [0] * 4)
+            else:
+                block = sh.broadcast_in_dim(zero, [n, *tiles, features], [])
+            line.append(sh.reshape(block, [n, tiles[0], tiles[1], 1, features]))
+        line = sh.concatenate(line, 3)  # [n, th, tw, sw, f]: column phases side by side
+        blocks.append(sh.reshape(line, [n, tiles[0], 1, tiles[1] * stride[1], features]))
+    y = sh.reshape(sh.concatenate(blocks, 2), [n, tiles[0] * stride[0], tiles[1] * stride[1], features])
+    return y if list(sh.shape_of(y)) == list(y_shape) else sh.slice(y, [0, 0, 0, 0], y_shape)
+
+
+def _phase_convolution(x: ir.Value, k: ir.Value, stride: list[int], phase: tuple[_Phase, _Phase],
+                       y_shape: list[int], attributes: dict) -> ir.Value:
+    *_, channels, features = sh.shape_of(k)
+    row, col = phase
+    taps = sh.slice(k, [row.first_tap, col.first_tap, 0, 0],
+                    [row.first_tap + (row.taps - 1) * stride[0] + 1, col.first_tap + (col.taps - 1) * stride[1] + 1,
+                     channels, features], [stride[0], stride[1], 1, 1])
+    shape = sh.shape_of(x)
+    cut_low = [0, max(0, -row.low), max(0, -col.low), 0]
+    cut_high = [0, max(0, -row.high), max(0, -col.high), 0]
+    if any(cut_low) or any(cut_high):
+        x = sh.slice(x, cut_low, [size - cut for size, cut in zip(shape, cut_high)])
+    padding = [[max(0, row.low), max(0, row.high)], [max(0, col.low), max(0, col.high)]]
+    attributes = {name: value for name, value in attributes.items()
+                  if name not in ("window_strides", "rhs_dilation", "padding", "window_reversal")}
+    attributes["padding"] = ir.DenseElementsAttr.get(np.array(padding, dtype=np.int64))
+    return _convolution(x, taps, y_shape, attributes)
+
+
+def _padding(op: ir.Operation) -> list[tuple[int, int]]:
+    if "padding" not in op.attributes:
+        return [(0, 0), (0, 0)]
+    values = [int(v) for v in ir.DenseIntElementsAttr(op.attributes["padding"])]
+    return [(values[0], values[1]), (values[2], values[3])]
+
+
+def _is_unit(op: ir.Operation, name: str) -> bool:
+    """The per-dimension integer attribute ``name`` is absent or all ones."""
+    return name not in op.attributes or all(v == 1 for v in ir.DenseI64ArrayAttr(op.attributes[name]))
 
 
 def _lhs_dilation(op: ir.Operation) -> list[int]:

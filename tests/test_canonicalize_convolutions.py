@@ -60,6 +60,32 @@ def test_layouts_match_the_interpreter_through_blas(name):
     np.testing.assert_allclose(exe(x, k), expected, rtol=1e-4, atol=1e-4)
 
 
+def _transposed(size, kernel, stride, low, high):
+    """Shapes and window of a transposed convolution, [b, 0, 1, f] x [0, 1, o, i] as JAX's input gradient."""
+    out = (size - 1) * stride + 1 + low + high - kernel + 1
+    window = f"pad = [[{low}, {high}], [{low}, {high}]], lhs_dilate = [{stride}, {stride}]"
+    return (2, size, size, 16), (kernel, kernel, 8, 16), (2, out, out, 8), window
+
+
+# stride, kernel, padding: phases with no taps (kernel < stride), cut edges (negative
+# sub-padding), outputs not a multiple of the stride
+TRANSPOSED = [(2, 3, 1, 2), (2, 3, 2, 2), (2, 1, 0, 1), (2, 4, 1, 1), (3, 3, 2, 2), (3, 5, 0, 4), (2, 3, 0, 0),
+              (2, 2, 1, 0), (3, 2, 1, 1)]
+
+
+@pytest.mark.parametrize("stride,kernel,low,high", TRANSPOSED)
+def test_transposed_convolutions_by_phase_match_the_interpreter(stride, kernel, low, high):
+    x_shape, k_shape, y_shape, window = _transposed(7, kernel, stride, low, high)
+    module = conv_module(x_shape, k_shape, y_shape, "[b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f]", window)
+    x = RNG.standard_normal(x_shape).astype(np.float32)
+    k = RNG.standard_normal(k_shape).astype(np.float32)
+    exe = xhlo.compile(module, cache=False)
+    prepared = exe.ir("xhlo-stablehlo-prepare")
+    assert "lhs_dilate" not in prepared and "interior = [0, 1" not in prepared  # no zeros multiplied
+    (expected,) = reference.evaluate(module, x, k)
+    np.testing.assert_allclose(exe(x, k), expected, rtol=1e-4, atol=1e-4)
+
+
 def test_integer_convolution_keeps_its_layout():
     """No BLAS for integers: the convolution stays as written (and exact)."""
     x_shape, k_shape, y_shape, numbers, window = CASES["input_gradient_kernel_hwoi"]

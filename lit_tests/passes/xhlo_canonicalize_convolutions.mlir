@@ -51,15 +51,25 @@ func.func @left_alone(%x: tensor<2x12x12x16xf32>, %k: tensor<3x3x16x8xf32>, %kg:
 
 // -----
 
-// A transposed convolution (the input gradient of a stride-2 convolution): the
-// input's zeros are made explicit by interior padding, then the convolution has no
-// input dilation and the canonical layout.
+// A transposed convolution (the input gradient of a stride-2 convolution) splits
+// by output phase: for each (row, column) residue of the outputs, the kernel taps
+// that meet input elements (every second one, from tap 1 or 0) convolve the
+// undilated input; the four results interleave by concatenation and reshape.
+// No zeros are multiplied and no input dilation is left.
 // CHECK-LABEL: func.func @transposed
 // CHECK-SAME: (%[[G:.*]]: tensor<2x6x6x16xf32>, %[[K:.*]]: tensor<3x3x8x16xf32>)
-// CHECK: %[[ZERO:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-// CHECK: %[[P:.*]] = stablehlo.pad %[[G]], %[[ZERO]], low = [0, 0, 0, 0], high = [0, 0, 0, 0], interior = [0, 1, 1, 0] : (tensor<2x6x6x16xf32>, tensor<f32>) -> tensor<2x11x11x16xf32>
 // CHECK: %[[KT:.*]] = stablehlo.transpose %[[K]], dims = [0, 1, 3, 2]
-// CHECK: stablehlo.convolution(%[[P]], %[[KT]]) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = {{\[\[}}1, 2], [1, 2]]}
+// CHECK: %[[K00:.*]] = stablehlo.slice %[[KT]] [1:2:2, 1:2:2, 0:16, 0:8]
+// CHECK: stablehlo.convolution(%[[G]], %[[K00]]) {{.*}} window = {pad = {{\[\[}}0, 0], [0, 0]]} {{.*}} -> tensor<2x6x6x8xf32>
+// CHECK: %[[K01:.*]] = stablehlo.slice %[[KT]] [1:2:2, 0:3:2, 0:16, 0:8]
+// CHECK: stablehlo.convolution(%[[G]], %[[K01]]) {{.*}} window = {pad = {{\[\[}}0, 0], [0, 1]]}
+// CHECK: stablehlo.concatenate {{.*}} dim = 3 : {{.*}} -> tensor<2x6x6x2x8xf32>
+// CHECK: %[[K10:.*]] = stablehlo.slice %[[KT]] [0:3:2, 1:2:2, 0:16, 0:8]
+// CHECK: %[[K11:.*]] = stablehlo.slice %[[KT]] [0:3:2, 0:3:2, 0:16, 0:8]
+// CHECK: stablehlo.convolution(%[[G]], %[[K11]]) {{.*}} window = {pad = {{\[\[}}0, 1], [0, 1]]}
+// CHECK: %[[ROWS:.*]] = stablehlo.concatenate {{.*}} dim = 2 : {{.*}} -> tensor<2x6x2x12x8xf32>
+// CHECK: %[[Y:.*]] = stablehlo.reshape %[[ROWS]] : (tensor<2x6x2x12x8xf32>) -> tensor<2x12x12x8xf32>
+// CHECK: return %[[Y]]
 // CHECK-NOT: lhs_dilate
 func.func @transposed(%g: tensor<2x6x6x16xf32>, %k: tensor<3x3x8x16xf32>) -> tensor<2x12x12x8xf32> {
   %0 = stablehlo.convolution(%g, %k) dim_numbers = [b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f], window = {pad = [[1, 2], [1, 2]], lhs_dilate = [2, 2]}
