@@ -91,16 +91,13 @@ class JitProgram:
         if errors:
             self.close()
             raise errors[0]
-        self.link_slots = _link_slots(module)
-        for slot, body in self.link_slots.items():
-            self._point(slot, body)
-
-    def _point(self, slot: str, body: str) -> None:
-        slot_address = self._engines[0].lookup(slot)
-        body_address = next((a for e in self._engines if (a := e.lookup(body))), 0)
-        if not slot_address or not body_address:
-            raise CompilerError(f"cannot link '{slot}' to '{body}'", stage="jit")
-        ctypes.c_void_p.from_address(slot_address).value = body_address
+        slots = _link_slots(module)
+        self.link_slots = {slot: body for slot, (body, _) in slots.items()}  # the disk cache links by name
+        for slot, (body, part) in slots.items():
+            slot_address, body_address = self._engines[0].lookup(slot), self._engines[part].lookup(body)
+            if not slot_address or not body_address:
+                raise CompilerError(f"cannot link '{slot}' to '{body}'", stage="jit")
+            ctypes.c_void_p.from_address(slot_address).value = body_address
 
     @property
     def num_parts(self) -> int:
@@ -183,11 +180,13 @@ def _first_external_function(module: ir.Operation) -> str | None:
     return None
 
 
-def _link_slots(module: ir.Module) -> dict[str, str]:
-    """``{slot global: body}`` of the slots xhlo-partition-codegen made."""
+def _link_slots(module: ir.Module) -> dict[str, tuple[str, int]]:
+    """``{slot global: (body, its part)}`` of the slots xhlo-partition-codegen made."""
+    ops = [op.operation for op in module.body.operations]
+    parts = {ir.StringAttr(op.attributes["sym_name"]).value: _part_of(op) for op in ops if PART_ATTR in op.attributes}
     slots = {}
-    for op in module.body.operations:
-        op = op.operation
+    for op in ops:
         if LINK_TO_ATTR in op.attributes:
-            slots[ir.StringAttr(op.attributes["sym_name"]).value] = ir.StringAttr(op.attributes[LINK_TO_ATTR]).value
+            body = ir.StringAttr(op.attributes[LINK_TO_ATTR]).value
+            slots[ir.StringAttr(op.attributes["sym_name"]).value] = (body, parts[body])
     return slots

@@ -21,7 +21,9 @@ meet input elements, so each residue ``r`` (per spatial dimension) is an
 ordinary convolution of the undilated input with those taps, and the results
 interleave into the output. Each multiply-add is one the convolution needs;
 the dilated input's zeros (3/4 of its elements at stride 2) are never
-multiplied. Otherwise the input gets its zeros made explicit (a
+multiplied. A transposed convolution is rewritten whatever the copies cost:
+as written it would become a generic loop nest. Otherwise (strided or
+kernel-dilated) the input gets its zeros made explicit (a
 ``stablehlo.pad`` with interior padding) and the named convolution multiplies
 them too.
 
@@ -71,22 +73,24 @@ class CanonicalizeConvolutions(ModulePass):
         k_order = [*numbers.kernel_spatial_dimensions, numbers.kernel_input_feature_dimension,
                    numbers.kernel_output_feature_dimension]
         y_order = [numbers.output_batch_dimension, *numbers.output_spatial_dimensions, numbers.output_feature_dimension]
-        dilation = _lhs_dilation(op)
+        dilation = _window(op, "lhs_dilation")
         identity = [0, 1, 2, 3]
         if x_order == identity and k_order == identity and y_order == identity and dilation == [1, 1]:
             return
-        interior = [0] * 4
-        for d, factor in zip(numbers.input_spatial_dimensions, dilation):
-            interior[d] = factor - 1
-        dilated = [n + (n - 1) * i for n, i in zip(sh.shape_of(x), interior)]
-        copied = math.prod(dilated) if x_order != identity or dilation != [1, 1] else 0
+        by_phase = dilation != [1, 1] and _window(op, "window_strides") == _window(op, "rhs_dilation") == [1, 1]
+        padded = dilation != [1, 1] and not by_phase
+        # Layout transposes must pay for their copies; a transposed convolution is
+        # rewritten whatever they cost: as written it becomes a generic loop nest.
+        copied = math.prod(sh.shape_of(x)) if x_order != identity else 0
         copied += math.prod(sh.shape_of(op.results[0])) if y_order != identity else 0
         flops = math.prod(sh.shape_of(op.results[0])) * math.prod(sh.shape_of(k)) // sh.shape_of(k)[k_order[3]]
-        if flops < copied * self.min_flops_per_copy:
+        if dilation == [1, 1] and flops < copied * self.min_flops_per_copy:
             return
-        by_phase = dilation != [1, 1] and _is_unit(op, "window_strides") and _is_unit(op, "rhs_dilation")
         with ir.InsertionPoint(op), op.location:
-            if dilation != [1, 1] and not by_phase:  # the input's zeros made explicit
+            if padded:  # the input's zeros made explicit
+                interior = [0] * 4
+                for d, factor in zip(numbers.input_spatial_dimensions, dilation):
+                    interior[d] = factor - 1
                 x = sh.pad(x, sh.constant(0.0, sh.element_type(x)), [0] * 4, [0] * 4, interior)
             if x_order != identity:
                 x = sh.transpose(x, x_order)
@@ -186,15 +190,11 @@ def _padding(op: ir.Operation) -> list[tuple[int, int]]:
     return [(values[0], values[1]), (values[2], values[3])]
 
 
-def _is_unit(op: ir.Operation, name: str) -> bool:
-    """The per-dimension integer attribute ``name`` is absent or all ones."""
-    return name not in op.attributes or all(v == 1 for v in ir.DenseI64ArrayAttr(op.attributes[name]))
-
-
-def _lhs_dilation(op: ir.Operation) -> list[int]:
-    if "lhs_dilation" not in op.attributes:
+def _window(op: ir.Operation, name: str) -> list[int]:
+    """A per-spatial-dimension attribute (strides, dilations); absent means ones."""
+    if name not in op.attributes:
         return [1, 1]
-    return list(ir.DenseI64ArrayAttr(op.attributes["lhs_dilation"]))
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
 
 
 def _reverses(op: ir.Operation) -> bool:

@@ -23,10 +23,8 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, walk_ops
-from .parallelize_loops import (
-    PARALLEL_FOR, ParallelizeLoops, _captured, _field_types, _is_clonable, _Outliner, loop_owners, symbol_names,
-)
+from .base import ModulePass
+from .parallelize_loops import PARALLEL_FOR, Nest, _Outliner, fresh_name, loop_owners, symbol_names
 
 
 def _is_public(func: ir.Operation) -> bool:
@@ -44,20 +42,21 @@ class OutlineSerialLoops(ModulePass):
     def run(self, module: ir.Operation) -> None:
         names = None
         for func in filter(_is_public, loop_owners(module)):  # the programs' entries
-            for loop in [op.operation for op in func.regions[0].blocks[0].operations]:
-                if not self._eligible(loop):
+            for op in [op.operation for op in func.regions[0].blocks[0].operations]:
+                nest = self._eligible(op)
+                if nest is None:
                     continue
                 names = names if names is not None else symbol_names(module)
                 base = ir.StringAttr(func.attributes["sym_name"]).value
-                _Outliner(module, func, loop, ParallelizeLoops._fresh_name(base, names, "serial"), serial=True).run()
+                _Outliner(module, func, nest, fresh_name(base, names, "serial"), serial=True).run()
 
-    def _eligible(self, op: ir.Operation) -> bool:
+    def _eligible(self, op: ir.Operation) -> Nest | None:
         if op.name != "scf.for" or len(op.results):
-            return False
-        ops = walk_ops(op, None)
-        if len(ops) < self.min_ops:
-            return False
+            return None
+        nest = Nest.of(op)
+        if len(nest.ops) < self.min_ops:
+            return None
         if any(inner.name == "func.call" and ir.FlatSymbolRefAttr(inner.attributes["callee"]).value == PARALLEL_FOR
-               for inner in ops):
-            return False
-        return all(_is_clonable(v) or _field_types(v.type) is not None for v in _captured(op, ops))
+               for inner in nest.ops):
+            return None
+        return nest if nest.travels() else None

@@ -298,41 +298,42 @@ class ParallelizeLoops(ModulePass):
     min_work: int = 262_144
 
     def run(self, module: ir.Operation) -> None:
-        loops = [loop for func in loop_owners(module) for loop in self._candidates(func)]
-        if not loops:
+        nests = [nest for func in loop_owners(module) for nest in self._candidates(func)]
+        if not nests:
             return
         names = symbol_names(module)
         self._add_runtime(module, names)
-        for loop in loops:
-            func = _enclosing_function(loop)
-            name = self._fresh_name(ir.StringAttr(func.attributes["sym_name"]).value, names)
-            _Outliner(module, func, loop, name).run()
+        for nest in nests:
+            func = _enclosing_function(nest.loop)
+            name = fresh_name(ir.StringAttr(func.attributes["sym_name"]).value, names, "parallel")
+            _Outliner(module, func, nest, name).run()
 
-    def _candidates(self, root: ir.Operation) -> list[ir.Operation]:
+    def _candidates(self, root: ir.Operation) -> list[Nest]:
         """The outermost eligible loops below ``root``."""
-        found: list[ir.Operation] = []
+        found: list[Nest] = []
         for region in root.regions:
             for block in region.blocks:
                 for op in block.operations:
                     op = op.operation
-                    if self._eligible(op):
-                        found.append(op)
+                    nest = self._eligible(op)
+                    if nest is not None:
+                        found.append(nest)
                     else:
                         found.extend(self._candidates(op))
         return found
 
-    def _eligible(self, op: ir.Operation) -> bool:
+    def _eligible(self, op: ir.Operation) -> Nest | None:
         if op.name != "scf.for" or PARALLEL_LOOP not in op.attributes or len(op.results):
-            return False
+            return None
         trips = _trip_count(op)
         if not trips or trips < 2:
-            return False
+            return None
         if trips * work(op.regions[0].blocks[0]) < self.min_work:
-            return False
-        ops = walk_ops(op, None)
-        if any(inner.name in _CALLS for inner in ops):
-            return False
-        return all(_is_clonable(v) or _field_types(v.type) is not None for v in _captured(op, ops))
+            return None
+        nest = Nest.of(op)
+        if any(inner.name in _CALLS for inner in nest.ops):
+            return None
+        return nest if nest.travels() else None
 
     @staticmethod
     def _add_runtime(module: ir.Operation, names: set[str]) -> None:
@@ -344,25 +345,43 @@ class ParallelizeLoops(ModulePass):
             op.operation.clone(ip=ir.InsertionPoint(body))
         names.update({PARALLEL_FOR, DISPATCH_SLOT, SLOT_ADDRESS})
 
-    @staticmethod
-    def _fresh_name(base: str, names: set[str], kind: str = "parallel") -> str:
-        k = 0
-        while f"{base}_{kind}_{k}" in names:
-            k += 1
-        names.add(f"{base}_{kind}_{k}")
-        return f"{base}_{kind}_{k}"
+
+def fresh_name(base: str, names: set[str], kind: str) -> str:
+    """``<base>_<kind>_<k>`` for the first k no symbol has (added to ``names``)."""
+    k = 0
+    while f"{base}_{kind}_{k}" in names:
+        k += 1
+    names.add(f"{base}_{kind}_{k}")
+    return f"{base}_{kind}_{k}"
+
+
+@dataclasses.dataclass
+class Nest:
+    """A loop nest, its ops and the outside values it uses: walked once, for the
+    eligibility checks and the outlining."""
+
+    loop: ir.Operation
+    ops: list[ir.Operation]
+    captured: list[ir.Value]
+
+    @classmethod
+    def of(cls, loop: ir.Operation) -> "Nest":
+        ops = walk_ops(loop, None)
+        return cls(loop, ops, _captured(loop, ops))
+
+    def travels(self) -> bool:
+        """Every captured value can be cloned or packed into the captures struct."""
+        return all(_is_clonable(v) or _field_types(v.type) is not None for v in self.captured)
 
 
 class _Outliner:
     """Moves one loop into its own function and calls xhlo_parallel_for in its place
     (``serial``: calls the function itself, over the loop's whole range)."""
 
-    def __init__(self, module: ir.Operation, func: ir.Operation, loop: ir.Operation, name: str,
-                 serial: bool = False):
-        self.module, self.func, self.loop, self.name, self.serial = module, func, loop, name, serial
-        ops = walk_ops(loop, None)
-        self.nested = ops
-        captured = _captured(loop, ops)
+    def __init__(self, module: ir.Operation, func: ir.Operation, nest: Nest, name: str, serial: bool = False):
+        self.module, self.func, self.loop, self.name, self.serial = module, func, nest.loop, name, serial
+        self.nested = nest.ops
+        captured = nest.captured
         self.constants = [v for v in captured if _is_clonable(v)]
         self.fields = [v for v in captured if not _is_clonable(v)]
         self.field_types = [_field_types(v.type) for v in self.fields]  # per captured value
