@@ -16,7 +16,9 @@ warm-up compile:
   managers, but on every profiled compile here), each pipeline stage,
   and LLVM's part (``xhlo.llvm_jit``: translation to LLVM IR, LLVM's IR
   optimisation and machine-code generation of every code-generation part,
-  the parts on threads of their own);
+  the parts on threads of their own), then each part's two halves (its
+  engine: translation and IR optimisation; its machine code) and what an
+  engine for an empty module costs (LLVM's fixed set-up, paid per part);
 * with ``--passes N``: the N slowest pipeline elements (``#n``: position in
   the stage). The whole pipeline runs in one PassManager with a tiny Python
   pass after every element that reads the clock, so a per-pass time includes
@@ -146,7 +148,28 @@ def profile_parts(exported, verify_each: bool, opt_level: int) -> tuple[dict[str
         parts[f"llvm: machine code of {program.num_parts} part(s), at once"] = time.perf_counter() - t3
         if not all(program.raw_lookup(f"_mlir_ciface_{name}") for name in names):
             raise RuntimeError("a public function has no machine code")
+        for index, (engine, code) in enumerate(program.part_seconds):
+            parts[f"  part {index}: engine (to LLVM IR, IR optimisation)"] = engine
+            parts[f"  part {index}: machine code"] = code
     return parts, dict(clock.seconds)
+
+
+def empty_engine_seconds(opt_level: int, repeat: int) -> float:
+    """Median time of an engine for a module with one empty function: LLVM's fixed cost per part."""
+    from xhlo import api
+    from xhlo._mlir import ir
+    from xhlo.llvm_jit import JitProgram
+
+    context = api._thread_context.take(0)
+    with context, ir.Location.unknown():
+        module = ir.Module.parse("llvm.func @empty() {\n  llvm.return\n}")
+        seconds = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            program = JitProgram(module, opt_level)
+            seconds.append(time.perf_counter() - start)
+            program.close()
+    return statistics.median(seconds)
 
 
 def median_dicts(samples: list[dict]) -> dict:
@@ -168,7 +191,8 @@ def report(name: str, args) -> None:
           f"{', '.join(f'{t * 1e3:.0f}' for t in totals)}), verify_each={args.verify_each}")
     for part, seconds in parts.items():
         print(f"   {seconds * 1e3:8.1f} ms  {part}")
-    print(f"   {sum(parts.values()) * 1e3:8.1f} ms  sum of the parts")
+    print(f"   {sum(s for p, s in parts.items() if not p.startswith(' ')) * 1e3:8.1f} ms  sum of the parts")
+    print(f"   ({empty_engine_seconds(args.opt_level, args.repeat) * 1e3:.1f} ms: an engine for an empty module)")
     if args.passes:
         print("   slowest pipeline elements (#n: position in the stage):")
         slowest = sorted(per_pass.items(), key=lambda kv: -kv[1])[: args.passes]

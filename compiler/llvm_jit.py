@@ -10,13 +10,16 @@ points each ``@xhlo_link_<body>`` slot of part 0 at its body.
 
 A ``JitProgram`` answers ``lookup``/``raw_lookup`` as the bindings'
 ExecutionEngine does, and owns its engines: the machine code lives as long as
-the program.
+the program. ``part_seconds`` keeps, per part, how long its engine took to make
+(translation to LLVM IR and LLVM's IR optimisation) and to generate machine
+code, for ``benchmarks/profile_compile.py``.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
+import time
 from pathlib import Path
 
 from ._mlir import StringRef, capi, capi_handle, ir
@@ -70,14 +73,18 @@ class JitProgram:
         parts = split_into_parts(module)
         capi().mlirRegisterAllLLVMTranslations(capi_handle(module.context))  # once, before any thread
         engines: list[_Engine | None] = [None] * len(parts)
+        self.part_seconds: list[tuple[float, float]] = [(0.0, 0.0)] * len(parts)
         errors: list[BaseException] = []
 
         def compile_part(index: int) -> None:
             try:
                 part, anchor = parts[index]
+                start = time.perf_counter()
                 engines[index] = engine = _Engine(part, opt_level, symbols)
+                made = time.perf_counter()
                 if anchor and not engine.lookup(anchor):
                     raise CompilerError(f"no machine code for '{anchor}' (LLVM's reason is on stderr)", stage="jit")
+                self.part_seconds[index] = (made - start, time.perf_counter() - made)
             except BaseException as err:  # noqa: BLE001  (re-raised below, on the caller's thread)
                 errors.append(err)
 

@@ -53,6 +53,9 @@ def test_parts_compile_apart_and_compute_the_same(cores, count):
     cores(count)
     exe = xhlo.compile(SOFTMAX, cache=False)
     assert exe._engine.num_parts == count  # softmax has loop bodies enough for three parts
+    # each part's engine and machine code were made before compile returned (profile_compile reads them)
+    assert len(exe._engine.part_seconds) == count
+    assert all(engine > 0 and code > 0 for engine, code in exe._engine.part_seconds)
     x = np.random.default_rng(0).standard_normal((256, 1024)).astype(np.float32) * 4
     np.testing.assert_allclose(exe(x), softmax(x), rtol=2e-5, atol=1e-7)
 
