@@ -17,7 +17,7 @@ warm-up compile:
   and LLVM's part (``xhlo.llvm_jit``: translation to LLVM IR, LLVM's IR
   optimisation and machine-code generation of every code-generation part,
   the parts on threads of their own), then each part's two halves (its
-  engine: translation and IR optimisation; its machine code) and what an
+  engine: translation and IR optimisation; its machine code); once, what an
   engine for an empty module costs (LLVM's fixed set-up, paid per part);
 * with ``--passes N``: the N slowest pipeline elements (``#n``: position in
   the stage). The whole pipeline runs in one PassManager with a tiny Python
@@ -116,8 +116,9 @@ def timed_pipeline(module, verify_each: bool, clock: Clock):
     return pm
 
 
-def profile_parts(exported, verify_each: bool, opt_level: int) -> tuple[dict[str, float], dict]:
-    """One compile's work taken apart: seconds per part, seconds per (stage, element)."""
+def profile_parts(exported, verify_each: bool, opt_level: int) -> tuple[dict[str, float], dict, dict]:
+    """One compile's work taken apart: seconds per part, per (stage, element), and per
+    half of each code-generation part."""
     from xhlo import api
     from xhlo._mlir import ir
     from xhlo.source import load_module
@@ -148,10 +149,11 @@ def profile_parts(exported, verify_each: bool, opt_level: int) -> tuple[dict[str
         parts[f"llvm: machine code of {program.num_parts} part(s), at once"] = time.perf_counter() - t3
         if not all(program.raw_lookup(f"_mlir_ciface_{name}") for name in names):
             raise RuntimeError("a public function has no machine code")
+        halves = {}
         for index, (engine, code) in enumerate(program.part_seconds):
-            parts[f"  part {index}: engine (to LLVM IR, IR optimisation)"] = engine
-            parts[f"  part {index}: machine code"] = code
-    return parts, dict(clock.seconds)
+            halves[f"part {index}: engine (to LLVM IR, IR optimisation)"] = engine
+            halves[f"part {index}: machine code"] = code
+    return parts, dict(clock.seconds), halves
 
 
 def empty_engine_seconds(opt_level: int, repeat: int) -> float:
@@ -184,15 +186,17 @@ def report(name: str, args) -> None:
     totals = [time_compile(exported, args.verify_each, args.opt_level) for _ in range(args.repeat)]
     samples = [profile_parts(exported, args.verify_each, args.opt_level)
                for _ in range(args.repeat)]
-    parts = median_dicts([p for p, _ in samples])
-    per_pass = median_dicts([e for _, e in samples])
+    parts = median_dicts([p for p, _, _ in samples])
+    per_pass = median_dicts([e for _, e, _ in samples])
+    halves = median_dicts([h for _, _, h in samples])
     total = statistics.median(totals)
     print(f"== {name}: xhlo.compile {total * 1e3:.1f} ms (median of {args.repeat}: "
           f"{', '.join(f'{t * 1e3:.0f}' for t in totals)}), verify_each={args.verify_each}")
     for part, seconds in parts.items():
         print(f"   {seconds * 1e3:8.1f} ms  {part}")
-    print(f"   {sum(s for p, s in parts.items() if not p.startswith(' ')) * 1e3:8.1f} ms  sum of the parts")
-    print(f"   ({empty_engine_seconds(args.opt_level, args.repeat) * 1e3:.1f} ms: an engine for an empty module)")
+    for half, seconds in halves.items():
+        print(f"   {seconds * 1e3:8.1f} ms    {half}")
+    print(f"   {sum(parts.values()) * 1e3:8.1f} ms  sum of the parts")
     if args.passes:
         print("   slowest pipeline elements (#n: position in the stage):")
         slowest = sorted(per_pass.items(), key=lambda kv: -kv[1])[: args.passes]
@@ -231,6 +235,7 @@ def main() -> int:
         p.error(f"unknown workload(s) {unknown}; known: {sorted(BY_NAME)}")
     for name in args.names:
         report(name, args)
+    print(f"({empty_engine_seconds(args.opt_level, args.repeat) * 1e3:.1f} ms: an engine for an empty module)")
     return 0
 
 
