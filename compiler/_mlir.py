@@ -18,7 +18,7 @@ import threading
 
 from torch_mlir import ir, passmanager, rewrite  # noqa: F401  (re-exported)
 from torch_mlir._mlir_libs import _mlir, _stablehlo as stablehlo_api
-from torch_mlir.dialects import arith, func, linalg, memref, quant, scf, tensor  # noqa: F401
+from torch_mlir.dialects import arith, func, linalg, memref, quant, scf, tensor, vector  # noqa: F401
 from torch_mlir.execution_engine import ExecutionEngine  # noqa: F401
 
 PROVIDER = "torch-mlir"

@@ -126,6 +126,8 @@ STAGES: tuple[Stage, ...] = (
         "xhlo-lower-to-loops",
         "BLAS calls for tagged matmuls; linalg -> scf loops; vector reductions and masks lowered",
         (
+            # few rows: register-blocked vector loops (no packing, no BLAS threads)
+            "xhlo-lower-small-gemms",
             "xhlo-gemm-to-blas",
             # horizontal reductions (shuffle trees), not one lane after another
             "func.func(lower-vector-multi-reduction{lowering-strategy=inner-reduction})",

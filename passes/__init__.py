@@ -41,6 +41,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-lower-runtime-calls": "lower_runtime_calls:LowerRuntimeCalls",
     "xhlo-prepare-gemms": "prepare_gemms:PrepareGemms",
     "xhlo-vectorize": "vectorize:Vectorize",
+    "xhlo-lower-small-gemms": "lower_small_gemms:LowerSmallGemms",
     "xhlo-gemm-to-blas": "gemm_to_blas:GemmToBlas",
     "xhlo-saturate-float-to-int": "saturate_float_to_int:SaturateFloatToInt",
     "xhlo-reduce-window-to-scan": "reduce_window_to_scan:ReduceWindowToScan",

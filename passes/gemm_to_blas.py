@@ -102,7 +102,7 @@ def _run(dims: list[int], run: tuple[int, ...], shape: list[int], strides: list[
 
 
 @dataclasses.dataclass(frozen=True)
-class _Matrix:
+class Matrix:
     """One operand as BLAS sees it: ``major`` x ``minor`` with unit minor stride."""
 
     value: ir.Value
@@ -117,7 +117,7 @@ class _Matrix:
 
 
 def _matrix(value: ir.Value, dims: list[int], first: tuple[int, ...], second: tuple[int, ...],
-            batch: tuple[int, ...]) -> _Matrix | None:
+            batch: tuple[int, ...]) -> Matrix | None:
     """View ``value`` as rows ``first`` x columns ``second`` (or transposed), unit stride inside a row."""
     t = ir.MemRefType(value.type)
     strides, _ = t.get_strides_and_offset()
@@ -130,7 +130,7 @@ def _matrix(value: ir.Value, dims: list[int], first: tuple[int, ...], second: tu
     batch_strides = tuple(strides[dims.index(d)] for d in batch)
     for major, minor, transposed in ((a, b, False), (b, a, True)):
         if minor.size == 1 or minor.stride == 1:
-            matrix = _Matrix(value, major, minor, transposed, batch_strides)
+            matrix = Matrix(value, major, minor, transposed, batch_strides)
             if matrix.leading_dimension >= max(1, minor.size):
                 return matrix
     return None
@@ -163,7 +163,7 @@ def _operand_dims(op: ir.Operation) -> list[list[int]]:
             for a in op.attributes["indexing_maps"]]
 
 
-def _plan(op: ir.Operation) -> tuple[GemmShape, list[_Matrix], list[int]] | None:
+def matrix_plan(op: ir.Operation) -> tuple[GemmShape, list[Matrix], list[int]] | None:
     dims = _operand_dims(op)
     n_loops = ir.AffineMapAttr(op.attributes["indexing_maps"][0]).value.n_dims
     shape = classify(*dims, n_loops=n_loops)
@@ -182,7 +182,7 @@ def _plan(op: ir.Operation) -> tuple[GemmShape, list[_Matrix], list[int]] | None
     return shape, matrices, batch_sizes
 
 
-def _zero_fill_before(op: ir.Operation) -> ir.Operation | None:
+def zero_fill_before(op: ir.Operation) -> ir.Operation | None:
     """The tagged +0.0 fill of the contraction's whole output buffer, the last op before it
     that writes memory (reshapes and constants may sit between), or None."""
     buffer = op.operands[2]
@@ -201,7 +201,7 @@ def _zero_fill_before(op: ir.Operation) -> ir.Operation | None:
     return None
 
 
-def _batch_split(batch_sizes: list[int], matrices: tuple[_Matrix, ...], volume: int) -> tuple[int, list[_Run]] | None:
+def _batch_split(batch_sizes: list[int], matrices: tuple[Matrix, ...], volume: int) -> tuple[int, list[_Run]] | None:
     """``(k, runs)`` when batch dimensions ``k..`` of every operand collapse into one strided
     batch (``runs[i]``: operand i's matrices, count and stride) worth one batch call."""
     if volume > BATCH_MAX_VOLUME:
@@ -218,14 +218,14 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> bool:
     if str(float_type) not in blas.GEMM_SYMBOLS \
             or any(ir.MemRefType(v.type).element_type != float_type for v in op.operands):
         return False
-    planned = _plan(op)
+    planned = matrix_plan(op)
     if planned is None:
         return False
     _, (lhs, rhs, out), batch_sizes = planned
     m, n = out.major.size, out.minor.size
     k = lhs.minor.size if not lhs.transposed else lhs.major.size
     element_bytes = _ELEMENT_BYTES[str(float_type)]
-    zero_fill = _zero_fill_before(op)
+    zero_fill = zero_fill_before(op)
     scale = ir.FloatAttr(op.attributes[BLAS_ALPHA]).value if BLAS_ALPHA in op.attributes else 1.0
     if zero_fill is None and scale != 1.0:  # alpha must not scale what C held: keep the loops
         return False
@@ -260,7 +260,7 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> bool:
                 attributes={"callee": ir.FlatSymbolRefAttr.get(symbol)},
             )
 
-        _nest(batch_sizes[: split[0]] if split else batch_sizes, [], emit)
+        nest(batch_sizes[: split[0]] if split else batch_sizes, [], emit)
     op.erase()
     if zero_fill is not None:
         zero_fill.erase()
@@ -291,14 +291,14 @@ def _scale_after(op: ir.Operation) -> None:
             ir.Operation.create("linalg.yield", operands=[product])
 
 
-def _nest(sizes: list[int], ivs: list[ir.Value], body) -> None:
+def nest(sizes: list[int], ivs: list[ir.Value], body) -> None:
     """``body(ivs)`` inside one scf.for per batch dimension."""
     if not sizes:
         body(ivs)
         return
     loop = scf.ForOp(_index(0), _index(sizes[0]), _index(1))
     with ir.InsertionPoint(loop.body):
-        _nest(sizes[1:], ivs + [loop.induction_variable], body)
+        nest(sizes[1:], ivs + [loop.induction_variable], body)
         scf.yield_([])
 
 

@@ -1,0 +1,47 @@
+// RUN: xhlo-opt %s --xhlo-lower-small-gemms --split-input-file | FileCheck %s
+
+// 16 rows x 1024 columns: one 16-row block of one-vector (16-float) sums per
+// column tile; the tile loop is parallel, the reduction loop carries the 16
+// sums, the zero fill goes (the sums start at zero).
+// CHECK-LABEL: func.func @lstm_step
+// CHECK-NOT: linalg.fill
+// CHECK: %[[RHS:.*]] = memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}], sizes: [384, 1024], strides: [1024, 1]
+// CHECK: %[[OUT:.*]] = memref.reinterpret_cast %{{.*}} to offset: [%{{.*}}], sizes: [16, 1024], strides: [1024, 1]
+// CHECK: scf.for %[[COL:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[SUMS:.*]]:16 = scf.for %[[K:.*]] = {{.*}} iter_args({{.*}}) -> (vector<16xf32>, {{.*}}) {
+// CHECK: vector.load %[[RHS]][%[[K]], %[[COL]]]
+// CHECK-COUNT-16: vector.fma
+// CHECK: scf.yield
+// CHECK: vector.store %[[SUMS]]#0, %[[OUT]][%{{.*}}, %[[COL]]]
+// CHECK: } {xhlo.parallel_loop}
+// CHECK-NOT: linalg.contract
+func.func @lstm_step(%a: memref<16x384xf32>, %w: memref<384x1024xf32>, %c: memref<16x1024xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%c : memref<16x1024xf32>)
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %w : memref<16x384xf32>, memref<384x1024xf32>) outs(%c : memref<16x1024xf32>)
+  return
+}
+
+// -----
+
+// Without a zero fill the sums start from the result: C += A B.
+// CHECK-LABEL: func.func @accumulate
+// CHECK: %[[OUT:.*]] = memref.reinterpret_cast %{{.*}} sizes: [4, 256]
+// CHECK-COUNT-16: vector.load %[[OUT]]
+// CHECK: scf.for
+// CHECK-NOT: linalg.contract
+func.func @accumulate(%a: memref<4x64xf32>, %b: memref<64x256xf32>, %c: memref<4x256xf32>) {
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<4x64xf32>, memref<64x256xf32>) outs(%c : memref<4x256xf32>)
+  return
+}
+
+// -----
+
+// A transposed rhs (n, k) would need strided vector reads: left to xhlo-gemm-to-blas.
+// CHECK-LABEL: func.func @transposed_rhs
+// CHECK: linalg.contract
+// CHECK-NOT: vector.fma
+func.func @transposed_rhs(%a: memref<16x64xf32>, %b: memref<512x64xf32>, %c: memref<16x512xf32>) {
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<16x64xf32>, memref<512x64xf32>) outs(%c : memref<16x512xf32>)
+  return
+}

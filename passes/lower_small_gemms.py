@@ -1,0 +1,188 @@
+"""xhlo-lower-small-gemms: BLAS-bound contractions with few rows become register-blocked vector loops.
+
+A BLAS call packs its operands into cache-sized panels before multiplying,
+which a large product amortizes and a product of few rows does not: an LSTM
+step's ``[16 x 384] x [384 x 1024]`` spends more time in OpenBLAS re-packing
+the (loop-invariant) weight and synchronizing its two threads than in its
+kernel. For a contraction tagged ``xhlo.blas`` (on buffers) whose result has
+at most ``max-rows`` rows per matrix, this pass emits the product itself:
+
+* the columns are cut into tiles of one or two SIMD vectors; the tile loop is
+  marked ``xhlo.parallel_loop`` (its tiles write disjoint columns), so
+  ``xhlo-parallelize-loops`` spreads the tiles over the cores;
+* per tile, blocks of rows keep their ``rows x vectors`` partial sums in
+  vector registers for the whole reduction (``accumulators`` of them): each
+  step loads one row of the rhs tile once, broadcasts one lhs element per row
+  and issues one fused multiply-add per accumulator; nothing is packed or copied.
+
+The operands are read in place through the matrix views ``xhlo-gemm-to-blas``
+uses: the lhs with any strides (one element at a time), the rhs and the result
+with contiguous rows. A +0.0 fill of the result before the contraction is
+dropped (the sums start at zero; otherwise they start from the result), and a
+folded scale (``xhlo.blas_alpha``) of such a product multiplies the sums
+before they are stored. Products the kernel does not take
+(a transposed rhs, columns not a multiple of the vector width, other element
+types) are left to ``xhlo-gemm-to-blas``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from xhlo._mlir import arith, ir, memref, scf, vector
+
+from .base import ModulePass, walk_ops
+from .gemm_to_blas import Matrix, matrix_plan, nest, zero_fill_before
+from .prepare_gemms import BLAS_ALPHA, BLAS_TAG
+from .vectorize import PARALLEL_LOOP
+
+_FLOAT_BITS = {"f32": 32, "f64": 64}
+_DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Views:
+    """2-D memrefs of one product: lhs (rows x inner, or inner x rows when
+    transposed), rhs (inner x cols) and result (rows x cols)."""
+
+    lhs: ir.Value
+    rhs: ir.Value
+    out: ir.Value
+    lhs_transposed: bool
+
+
+def _index(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def _splat(vector_type: ir.VectorType, value: float) -> ir.Value:
+    return arith.constant(vector_type, ir.DenseElementsAttr.get_splat(
+        vector_type, ir.FloatAttr.get(vector_type.element_type, value)))
+
+
+def _view(mat: Matrix, batch_index: list[ir.Value]) -> ir.Value:
+    """``mat`` of one batch element as a 2-D memref (major x minor) on the same buffer."""
+    source = mat.value
+    source_type = ir.MemRefType(source.type)
+    offset = memref.ExtractStridedMetadataOp(source).results[1]
+    for iv, stride in zip(batch_index, mat.batch_strides):
+        offset = arith.addi(offset, arith.muli(iv, _index(stride)))
+    sizes = [mat.major.size, mat.minor.size]
+    strides = [mat.major.stride, mat.minor.stride if mat.minor.size > 1 else 1]
+    layout = ir.StridedLayoutAttr.get(_DYNAMIC, strides)
+    view_type = ir.MemRefType.get(sizes, source_type.element_type, layout, source_type.memory_space)
+    return memref.ReinterpretCastOp(view_type, source, [offset], [], [], [_DYNAMIC], sizes, strides).result
+
+
+@dataclasses.dataclass(frozen=True)
+class _Kernel:
+    """The loops of one product: ``rows x cols += lhs * rhs`` over ``inner``."""
+
+    rows: int
+    cols: int
+    inner: int
+    width: int  # lanes of one vector
+    tile_vectors: int  # vectors per column tile
+    block_rows: int  # rows whose sums one k-loop keeps in registers
+    element: ir.Type
+    zero_start: bool  # the result held +0.0: start the sums at zero
+    scale: float  # multiplies the product (xhlo.blas_alpha)
+
+    def emit(self, views: _Views) -> None:
+        tile = self.width * self.tile_vectors
+        loop = scf.ForOp(_index(0), _index(self.cols), _index(tile))
+        loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
+        with ir.InsertionPoint(loop.body):
+            for first in range(0, self.rows, self.block_rows):
+                self._block(views, loop.induction_variable, first, min(self.block_rows, self.rows - first))
+            scf.yield_([])
+
+    def _block(self, views: _Views, col: ir.Value, first: int, rows: int) -> None:
+        vector_type = ir.VectorType.get([self.width], self.element)
+        cols = [col if j == 0 else arith.addi(col, _index(j * self.width)) for j in range(self.tile_vectors)]
+        row_index = [_index(first + i) for i in range(rows)]
+        zero = _splat(vector_type, 0.0)
+        start = [zero if self.zero_start else vector.load(vector_type, views.out, [r, c])
+                 for r in row_index for c in cols]
+        loop = scf.ForOp(_index(0), _index(self.inner), _index(1), start)
+        with ir.InsertionPoint(loop.body):
+            k = loop.induction_variable
+            rhs = [vector.load(vector_type, views.rhs, [k, c]) for c in cols]
+            sums = []
+            for i, r in enumerate(row_index):
+                at = [k, r] if views.lhs_transposed else [r, k]
+                lhs = vector.broadcast(vector_type, memref.load(views.lhs, at))
+                for j, b in enumerate(rhs):
+                    sums.append(vector.fma(lhs, b, loop.inner_iter_args[i * len(rhs) + j]))
+            scf.yield_(sums)
+        results = list(loop.results)
+        for n, (r, c) in enumerate((r, c) for r in row_index for c in cols):
+            value = results[n]
+            if self.scale != 1.0:
+                value = arith.mulf(value, _splat(vector_type, self.scale))
+            vector.store(value, views.out, [r, c])
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerSmallGemms(ModulePass):
+    """Contractions tagged xhlo.blas with few rows -> register-blocked vector loops."""
+
+    NAME = "xhlo-lower-small-gemms"
+    max_rows: int = 32  # rows per matrix up to which the loops beat a BLAS call
+    vector_bits: int = 512  # SIMD register width
+    accumulators: int = 16  # vector registers holding partial sums
+    max_rhs_bytes: int = 4 << 20  # a larger rhs is read from memory, one cache line per row and step
+    l1_bytes: int = 32 << 10  # data cache per core
+
+    def run(self, module: ir.Operation) -> None:
+        for op in walk_ops(module, "linalg.contract"):
+            if BLAS_TAG in op.attributes and all(isinstance(v.type, ir.MemRefType) for v in op.operands):
+                self._rewrite(op)
+
+    def _kernel(self, op: ir.Operation, lhs: Matrix, rhs: Matrix, out: Matrix) -> _Kernel | None:
+        element = ir.MemRefType(op.operands[2].type).element_type
+        bits = _FLOAT_BITS.get(str(element))
+        if bits is None or any(ir.MemRefType(v.type).element_type != element for v in op.operands):
+            return None
+        width = self.vector_bits // bits
+        rows, cols = out.major.size, out.minor.size
+        if rhs.transposed or rows > self.max_rows or cols % width:
+            return None
+        # rows x vectors sums: a row block as wide as the registers allow
+        tile_vectors = 1
+        while tile_vectors * 2 * rows <= self.accumulators and cols % (tile_vectors * 2 * width) == 0:
+            tile_vectors *= 2
+        block_rows = max(1, min(rows, self.accumulators // tile_vectors))
+        inner = lhs.major.size if lhs.transposed else lhs.minor.size
+        element_bytes = bits // 8
+        if inner * cols * element_bytes > self.max_rhs_bytes:
+            return None  # the rhs streams from memory: BLAS's packed panels read it faster
+        if rows > block_rows and inner * tile_vectors * self.vector_bits // 8 > self.l1_bytes:
+            return None  # each row block would read its rhs panel from L2 again
+        scale = ir.FloatAttr(op.attributes[BLAS_ALPHA]).value if BLAS_ALPHA in op.attributes else 1.0
+        return _Kernel(rows, cols, inner, width, tile_vectors, block_rows, element,
+                       zero_start=False, scale=scale)
+
+    def _rewrite(self, op: ir.Operation) -> None:
+        planned = matrix_plan(op)
+        if planned is None:
+            return
+        _, matrices, batch_sizes = planned
+        kernel = self._kernel(op, *matrices)
+        if kernel is None:
+            return
+        zero_fill = zero_fill_before(op)
+        if zero_fill is None and kernel.scale != 1.0:
+            return  # alpha must not scale what the result held: xhlo-gemm-to-blas scales after
+        kernel = dataclasses.replace(kernel, zero_start=zero_fill is not None)
+        lhs, rhs, out = matrices
+        with ir.InsertionPoint(op), op.location:
+            def emit(batch_index: list[ir.Value]) -> None:
+                views = _Views(_view(lhs, batch_index), _view(rhs, batch_index), _view(out, batch_index),
+                               lhs.transposed)
+                kernel.emit(views)
+
+            nest(batch_sizes, [], emit)
+        op.erase()
+        if zero_fill is not None:
+            zero_fill.erase()
