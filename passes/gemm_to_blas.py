@@ -291,15 +291,16 @@ def _scale_after(op: ir.Operation) -> None:
             ir.Operation.create("linalg.yield", operands=[product])
 
 
-def nest(sizes: list[int], ivs: list[ir.Value], body) -> None:
-    """``body(ivs)`` inside one scf.for per batch dimension."""
+def nest(sizes: list[int], ivs: list[ir.Value], body) -> scf.ForOp | None:
+    """``body(ivs)`` inside one scf.for per batch dimension; the outermost loop, if any."""
     if not sizes:
         body(ivs)
-        return
+        return None
     loop = scf.ForOp(_index(0), _index(sizes[0]), _index(1))
     with ir.InsertionPoint(loop.body):
         nest(sizes[1:], ivs + [loop.induction_variable], body)
         scf.yield_([])
+    return loop
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,9 +7,11 @@ the (loop-invariant) weight and synchronizing its two threads than in its
 kernel. For a contraction tagged ``xhlo.blas`` (on buffers) whose result has
 at most ``max-rows`` rows per matrix, this pass emits the product itself:
 
-* the columns are cut into tiles of one or two SIMD vectors; the tile loop is
+* the columns are cut into tiles of one or more SIMD vectors; the tile loop is
   marked ``xhlo.parallel_loop`` (its tiles write disjoint columns), so
-  ``xhlo-parallelize-loops`` spreads the tiles over the cores;
+  ``xhlo-parallelize-loops`` spreads the tiles over the cores, or, for a batch
+  of at least ``parallel-batch`` matrices, the outermost batch loop is (one
+  dispatch to the pool instead of one per matrix);
 * per tile, blocks of rows keep their ``rows x vectors`` partial sums in
   vector registers for the whole reduction (``accumulators`` of them): each
   step loads one row of the rhs tile once, broadcasts one lhs element per row
@@ -88,10 +90,11 @@ class _Kernel:
     zero_start: bool  # the result held +0.0: start the sums at zero
     scale: float  # multiplies the product (xhlo.blas_alpha)
 
-    def emit(self, views: _Views) -> None:
+    def emit(self, views: _Views, parallel: bool) -> None:
         tile = self.width * self.tile_vectors
         loop = scf.ForOp(_index(0), _index(self.cols), _index(tile))
-        loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
+        if parallel:
+            loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
         with ir.InsertionPoint(loop.body):
             for first in range(0, self.rows, self.block_rows):
                 self._block(views, loop.induction_variable, first, min(self.block_rows, self.rows - first))
@@ -133,6 +136,7 @@ class LowerSmallGemms(ModulePass):
     accumulators: int = 16  # vector registers holding partial sums
     max_rhs_bytes: int = 4 << 20  # a larger rhs is read from memory, one cache line per row and step
     l1_bytes: int = 32 << 10  # data cache per core
+    parallel_batch: int = 4  # from this many matrices the pool takes whole matrices, not column tiles
 
     def run(self, module: ir.Operation) -> None:
         for op in walk_ops(module, "linalg.contract"):
@@ -176,13 +180,17 @@ class LowerSmallGemms(ModulePass):
             return  # alpha must not scale what the result held: xhlo-gemm-to-blas scales after
         kernel = dataclasses.replace(kernel, zero_start=zero_fill is not None)
         lhs, rhs, out = matrices
+        # Several matrices: one dispatch of whole matrices to the pool, not one per matrix.
+        batch_parallel = bool(batch_sizes) and batch_sizes[0] >= self.parallel_batch
         with ir.InsertionPoint(op), op.location:
             def emit(batch_index: list[ir.Value]) -> None:
                 views = _Views(_view(lhs, batch_index), _view(rhs, batch_index), _view(out, batch_index),
                                lhs.transposed)
-                kernel.emit(views)
+                kernel.emit(views, parallel=not batch_parallel)
 
-            nest(batch_sizes, [], emit)
+            outer = nest(batch_sizes, [], emit)
+        if batch_parallel:
+            outer.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
         op.erase()
         if zero_fill is not None:
             zero_fill.erase()

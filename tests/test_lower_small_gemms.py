@@ -66,11 +66,13 @@ def test_transposed_lhs_is_read_in_place():
     np.testing.assert_allclose(exe(a, b), a.T.astype(np.float64) @ b, rtol=2e-5, atol=2e-5)
 
 
-def test_batched_products_and_float64():
-    ta, tb, to = _t((4, 8, 64), "f64"), _t((4, 64, 128), "f64"), _t((4, 8, 128), "f64")
+@pytest.mark.parametrize("batch", [2, 6])  # column tiles on the pool, then whole matrices
+def test_batched_products_and_float64(batch):
+    m, k, n = 8, 128, 512
+    ta, tb, to = _t((batch, m, k), "f64"), _t((batch, k, n), "f64"), _t((batch, m, n), "f64")
     exe = xhlo.compile(_dot(ta, tb, to, "batching_dims = [0] x [0], contracting_dims = [2] x [1]"))
-    assert _kernel_ran(exe)
-    a, b = _inputs((4, 8, 64), (4, 64, 128), dtype=np.float64)
+    assert _kernel_ran(exe) and "xhlo_parallel_for" in _lowered(exe)
+    a, b = _inputs((batch, m, k), (batch, k, n), dtype=np.float64)
     np.testing.assert_allclose(exe(a, b), a @ b, rtol=1e-12)
 
 

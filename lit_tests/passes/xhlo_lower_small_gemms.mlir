@@ -45,3 +45,19 @@ func.func @transposed_rhs(%a: memref<16x64xf32>, %b: memref<512x64xf32>, %c: mem
   linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<16x64xf32>, memref<512x64xf32>) outs(%c : memref<16x512xf32>)
   return
 }
+
+// -----
+
+// A batch of 8 matrices: the batch loop is the parallel one (one dispatch to the
+// pool), each matrix's column tiles run in it one after the other.
+// CHECK-LABEL: func.func @batch
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-NOT: xhlo.parallel_loop
+// CHECK: vector.fma
+// CHECK: } {xhlo.parallel_loop}
+// CHECK-NOT: linalg.contract
+func.func @batch(%a: memref<8x8x64xf32>, %b: memref<8x64x512xf32>, %c: memref<8x8x512xf32>) {
+  linalg.contract indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>] {xhlo.blas} ins(%a, %b : memref<8x8x64xf32>, memref<8x64x512xf32>) outs(%c : memref<8x8x512xf32>)
+  return
+}
