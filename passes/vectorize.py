@@ -380,6 +380,11 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
     else:
         plan = _reduction_plan(ranges, d, width * reduction_vectors)
     plan = dataclasses.replace(plan, parallel_dims=_disjoint_write_dims(maps[n_inputs:], parallel))
+    if not reducible and not window and plan.vector_sizes is None \
+            and all(t == 1 or r == 1 for t, r, p in zip(plan.tile_sizes, ranges, parallel) if not p):
+        # a reduction without a recognized combiner (argmax), vectorized along a parallel
+        # loop: its tile's reduction loops are one long; folded away, the tile is elementwise
+        plan = dataclasses.replace(plan, fold_unit_dims=True)
     if window:
         return _folded(plan, ranges, d)
     return plan

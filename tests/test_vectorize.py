@@ -143,27 +143,36 @@ def test_boolean_results_stay_byte_per_element():
 
 
 def test_argmax_pair_reduction():
-    """Two results combined by selects: no single combiner, vectorized along rows or not at all."""
-    t = _t((16, 333))
-    src = f"""func.func @main(%x: {t}) -> tensor<16xi32> {{
+    """JAX's argmax: two results combined by selects (NaN wins, ties take the lower
+    index), no single combiner. Vectorized along rows: each tile of 16 rows walks the
+    columns with (value, index) vectors; checked with ties and NaNs against numpy."""
+    rows, cols = 80, 333
+    t, ti = _t((rows, cols)), _t((rows, cols), "i32")
+    src = f"""func.func @main(%x: {t}) -> tensor<{rows}xi32> {{
   %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
   %c0 = stablehlo.constant dense<0> : tensor<i32>
-  %iota = stablehlo.iota dim = 1 : tensor<16x333xi32>
-  %r:2 = stablehlo.reduce(%x init: %ninf), (%iota init: %c0) across dimensions = [1] : ({t}, tensor<16x333xi32>, tensor<f32>, tensor<i32>) -> (tensor<16xf32>, tensor<16xi32>)
+  %iota = stablehlo.iota dim = 1 : {ti}
+  %r:2 = stablehlo.reduce(%x init: %ninf), (%iota init: %c0) across dimensions = [1] : ({t}, {ti}, tensor<f32>, tensor<i32>) -> (tensor<{rows}xf32>, tensor<{rows}xi32>)
     reducer(%a: tensor<f32>, %b: tensor<f32>) (%ia: tensor<i32>, %ib: tensor<i32>) {{
       %gt = stablehlo.compare GT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %nan = stablehlo.compare NE, %a, %a, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %wins = stablehlo.or %gt, %nan : tensor<i1>
       %eq = stablehlo.compare EQ, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
       %lt = stablehlo.compare LT, %ia, %ib, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
       %tie = stablehlo.and %eq, %lt : tensor<i1>
-      %take = stablehlo.or %gt, %tie : tensor<i1>
-      %v = stablehlo.select %take, %a, %b : tensor<i1>, tensor<f32>
+      %take = stablehlo.or %wins, %tie : tensor<i1>
+      %v = stablehlo.select %wins, %a, %b : tensor<i1>, tensor<f32>
       %i = stablehlo.select %take, %ia, %ib : tensor<i1>, tensor<i32>
       stablehlo.return %v, %i : tensor<f32>, tensor<i32>
     }}
-  return %r#1 : tensor<16xi32>
+  return %r#1 : tensor<{rows}xi32>
 }}"""
-    x = RNG.standard_normal((16, 333)).astype(np.float32)
-    np.testing.assert_array_equal(xhlo.compile(src)(x), x.argmax(axis=1))
+    exe = xhlo.compile(src)
+    vectorized = exe.ir(STAGE)
+    assert "linalg.generic" not in vectorized and "vector<16xi32>" in vectorized
+    x = np.round(RNG.standard_normal((rows, cols)), 1).astype(np.float32)  # many ties
+    x[3, 200], x[7, 5], x[7, 9] = np.nan, np.nan, np.nan
+    np.testing.assert_array_equal(exe(x), x.argmax(axis=1))
 
 
 def _generic_plan(text: str, **options):
