@@ -22,7 +22,8 @@ its own threads; the ExecutionEngine loads it (``xhlo.blas.shared_libs_for``).
 
 A contraction whose buffers have dynamic strides or do not collapse into
 matrices (a strided view), or a program compiled without the BLAS wheel, keeps
-its loop lowering.
+its loop lowering. Products of few rows never get here: ``xhlo-lower-small-gemms``,
+which runs first, turns them into register-blocked loops on the same matrix views.
 """
 
 from __future__ import annotations
@@ -164,6 +165,8 @@ def _operand_dims(op: ir.Operation) -> list[list[int]]:
 
 
 def matrix_plan(op: ir.Operation) -> tuple[GemmShape, list[Matrix], list[int]] | None:
+    """The contraction's loops, its lhs, rhs and result as (batches of) matrices, and the
+    batch sizes; None when a buffer is no such matrix (dynamic strides, a strided view)."""
     dims = _operand_dims(op)
     n_loops = ir.AffineMapAttr(op.attributes["indexing_maps"][0]).value.n_dims
     shape = classify(*dims, n_loops=n_loops)

@@ -22,9 +22,12 @@ uses: the lhs with any strides (one element at a time), the rhs and the result
 with contiguous rows. A +0.0 fill of the result before the contraction is
 dropped (the sums start at zero; otherwise they start from the result), and a
 folded scale (``xhlo.blas_alpha``) of such a product multiplies the sums
-before they are stored. Products the kernel does not take
-(a transposed rhs, columns not a multiple of the vector width, other element
-types) are left to ``xhlo-gemm-to-blas``.
+before they are stored. Products the kernel does not take are left to
+``xhlo-gemm-to-blas``: a transposed rhs, columns not a multiple of the vector
+width, element types other than f32/f64, an rhs over ``max-rhs-bytes`` (it
+streams from memory one cache line per row and step, where BLAS's packed
+panels stream whole lines), and several row blocks over an rhs panel larger
+than ``l1-bytes`` (each block would read it from L2 again).
 """
 
 from __future__ import annotations
@@ -143,7 +146,7 @@ class LowerSmallGemms(ModulePass):
             if BLAS_TAG in op.attributes and all(isinstance(v.type, ir.MemRefType) for v in op.operands):
                 self._rewrite(op)
 
-    def _kernel(self, op: ir.Operation, lhs: Matrix, rhs: Matrix, out: Matrix) -> _Kernel | None:
+    def _kernel(self, op: ir.Operation, lhs: Matrix, rhs: Matrix, out: Matrix, zero_start: bool) -> _Kernel | None:
         element = ir.MemRefType(op.operands[2].type).element_type
         bits = _FLOAT_BITS.get(str(element))
         if bits is None or any(ir.MemRefType(v.type).element_type != element for v in op.operands):
@@ -158,27 +161,24 @@ class LowerSmallGemms(ModulePass):
             tile_vectors *= 2
         block_rows = max(1, min(rows, self.accumulators // tile_vectors))
         inner = lhs.major.size if lhs.transposed else lhs.minor.size
-        element_bytes = bits // 8
-        if inner * cols * element_bytes > self.max_rhs_bytes:
-            return None  # the rhs streams from memory: BLAS's packed panels read it faster
+        if inner * cols * bits // 8 > self.max_rhs_bytes:
+            return None
         if rows > block_rows and inner * tile_vectors * self.vector_bits // 8 > self.l1_bytes:
-            return None  # each row block would read its rhs panel from L2 again
+            return None
         scale = ir.FloatAttr(op.attributes[BLAS_ALPHA]).value if BLAS_ALPHA in op.attributes else 1.0
-        return _Kernel(rows, cols, inner, width, tile_vectors, block_rows, element,
-                       zero_start=False, scale=scale)
+        if not zero_start and scale != 1.0:
+            return None  # alpha must not scale what the result held: xhlo-gemm-to-blas scales after
+        return _Kernel(rows, cols, inner, width, tile_vectors, block_rows, element, zero_start, scale)
 
     def _rewrite(self, op: ir.Operation) -> None:
         planned = matrix_plan(op)
         if planned is None:
             return
         _, matrices, batch_sizes = planned
-        kernel = self._kernel(op, *matrices)
+        zero_fill = zero_fill_before(op)
+        kernel = self._kernel(op, *matrices, zero_start=zero_fill is not None)
         if kernel is None:
             return
-        zero_fill = zero_fill_before(op)
-        if zero_fill is None and kernel.scale != 1.0:
-            return  # alpha must not scale what the result held: xhlo-gemm-to-blas scales after
-        kernel = dataclasses.replace(kernel, zero_start=zero_fill is not None)
         lhs, rhs, out = matrices
         # Several matrices: one dispatch of whole matrices to the pool, not one per matrix.
         batch_parallel = bool(batch_sizes) and batch_sizes[0] >= self.parallel_batch
