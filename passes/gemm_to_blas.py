@@ -22,7 +22,7 @@ its own threads; the ExecutionEngine loads it (``xhlo.blas.shared_libs_for``).
 
 A contraction whose buffers have dynamic strides or do not collapse into
 matrices (a strided view), or a program compiled without the BLAS wheel, keeps
-its loop lowering. Products of few rows never get here: ``xhlo-lower-small-gemms``,
+its loop lowering. Most products of few rows never get here: ``xhlo-lower-small-gemms``,
 which runs first, turns them into register-blocked loops on the same matrix views.
 """
 
