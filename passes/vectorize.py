@@ -12,7 +12,8 @@ add latency), and the linalg vectorizer turns each tile into vector ops.
   the end (``tile_reduction_using_for``): that reassociates the reduction,
   which StableHLO allows (the order of ``reduce`` is unspecified). Reductions
   whose body is not one recognizable combiner (argmax's pair of selects) are
-  vectorized along a parallel loop instead, or left alone.
+  vectorized along a parallel loop instead (the tile's one-long reduction loop
+  folded away, as a window op's), or left alone.
 * Window accesses (``x[oh + kh]``: convolutions, pooling, im2col) are tiled,
   then the tile's unit loops are folded away so the vectorizer sees plain
   slices. Reverses (``-d0``) and mod/floordiv indexing keep scalar loops.
@@ -380,12 +381,9 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
     else:
         plan = _reduction_plan(ranges, d, width * reduction_vectors)
     plan = dataclasses.replace(plan, parallel_dims=_disjoint_write_dims(maps[n_inputs:], parallel))
-    if not reducible and not window and plan.vector_sizes is None \
-            and all(t == 1 or r == 1 for t, r, p in zip(plan.tile_sizes, ranges, parallel) if not p):
-        # a reduction without a recognized combiner (argmax), vectorized along a parallel
-        # loop: its tile's reduction loops are one long; folded away, the tile is elementwise
-        plan = dataclasses.replace(plan, fold_unit_dims=True)
-    if window:
+    if window or not reducible:
+        # window accesses, and reductions without a recognized combiner (argmax) vectorized
+        # along a parallel loop: the tile's unit loops folded away, the tile is elementwise
         return _folded(plan, ranges, d)
     return plan
 
@@ -398,8 +396,9 @@ def _disjoint_write_dims(output_maps: list[ir.AffineMap], parallel: list[bool]) 
 
 
 def _folded(plan: TilePlan, ranges: list[int], d: int) -> TilePlan | None:
-    """The plan of a window op: tile every loop but ``d`` to one, fold those unit loops away,
-    vectorize what is left (the vector loop), masked if its tile needs it."""
+    """The plan of a window op or an unrecognized reduction: tile every loop but ``d`` to
+    one, fold those unit loops away, vectorize what is left (the vector loop), masked if
+    its tile needs it."""
     if plan.reduction_tile is not None or not any(plan.tile_sizes):
         return None  # split reductions and untiled ops keep their windows: left scalar
     if any(r > 1 and t != 1 for i, (t, r) in enumerate(zip(plan.tile_sizes, ranges)) if i != d):
