@@ -141,7 +141,7 @@ def _i32(value: int) -> ir.Value:
     return arith.constant(ir.IntegerType.get_signless(32), value)
 
 
-def _index(value: int) -> ir.Value:
+def index_constant(value: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), value)
 
 
@@ -149,12 +149,12 @@ def _base_address(value: ir.Value, element_bytes: int) -> ir.Value:
     """Address (index) of the buffer's first element: aligned pointer + offset."""
     metadata = memref.ExtractStridedMetadataOp(value)
     address = memref.extract_aligned_pointer_as_index(value)
-    return arith.addi(address, arith.muli(metadata.results[1], _index(element_bytes)))
+    return arith.addi(address, arith.muli(metadata.results[1], index_constant(element_bytes)))
 
 
 def _pointer(base: ir.Value, element_bytes: int, batch_offset: ir.Value | None) -> ir.Value:
     """``base`` + ``batch_offset`` elements, as an !llvm.ptr."""
-    address = base if batch_offset is None else arith.addi(base, arith.muli(batch_offset, _index(element_bytes)))
+    address = base if batch_offset is None else arith.addi(base, arith.muli(batch_offset, index_constant(element_bytes)))
     as_i64 = arith.index_cast(ir.IntegerType.get_signless(64), address)
     return ir.Operation.create("llvm.inttoptr", results=[_ptr_type()], operands=[as_i64]).result
 
@@ -162,6 +162,15 @@ def _pointer(base: ir.Value, element_bytes: int, batch_offset: ir.Value | None) 
 def _operand_dims(op: ir.Operation) -> list[list[int]]:
     return [[ir.AffineDimExpr(e).position for e in ir.AffineMapAttr(a).value.results]
             for a in op.attributes["indexing_maps"]]
+
+
+def batch_offset(mat: Matrix, batch_index: list[ir.Value]) -> ir.Value | None:
+    """Elements from ``mat``'s first matrix to the one at ``batch_index`` (None: no batch)."""
+    offset = None
+    for iv, stride in zip(batch_index, mat.batch_strides):
+        step = arith.muli(iv, index_constant(stride))
+        offset = step if offset is None else arith.addi(offset, step)
+    return offset
 
 
 def matrix_plan(op: ir.Operation) -> tuple[GemmShape, list[Matrix], list[int]] | None:
@@ -250,11 +259,7 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> bool:
         def emit(batch_index: list[ir.Value]) -> None:
             pointers = []
             for mat, base in zip((lhs, rhs, out), bases):
-                offset = None
-                for iv, stride in zip(batch_index, mat.batch_strides):
-                    step = arith.muli(iv, _index(stride))
-                    offset = step if offset is None else arith.addi(offset, step)
-                pointers.append(_pointer(base, element_bytes, offset))
+                pointers.append(_pointer(base, element_bytes, batch_offset(mat, batch_index)))
             matrices = [[p, ld, *s] for p, ld, s in zip(pointers, leading, batch_strides)]
             count = [_i32(split[1][0].size)] if split else []
             ir.Operation.create(
@@ -299,7 +304,7 @@ def nest(sizes: list[int], ivs: list[ir.Value], body) -> scf.ForOp | None:
     if not sizes:
         body(ivs)
         return None
-    loop = scf.ForOp(_index(0), _index(sizes[0]), _index(1))
+    loop = scf.ForOp(index_constant(0), index_constant(sizes[0]), index_constant(1))
     with ir.InsertionPoint(loop.body):
         nest(sizes[1:], ivs + [loop.induction_variable], body)
         scf.yield_([])

@@ -37,11 +37,10 @@ import dataclasses
 from xhlo._mlir import arith, ir, memref, scf, vector
 
 from .base import ModulePass, walk_ops
-from .gemm_to_blas import Matrix, matrix_plan, nest, zero_fill_before
-from .prepare_gemms import BLAS_ALPHA, BLAS_TAG
+from .gemm_to_blas import Matrix, batch_offset, index_constant, matrix_plan, nest, zero_fill_before
+from .prepare_gemms import BLAS_ALPHA, BLAS_FLOATS, BLAS_TAG
 from .vectorize import PARALLEL_LOOP
 
-_FLOAT_BITS = {"f32": 32, "f64": 64}
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 
 
@@ -56,10 +55,6 @@ class _Views:
     lhs_transposed: bool
 
 
-def _index(value: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), value)
-
-
 def _splat(vector_type: ir.VectorType, value: float) -> ir.Value:
     return arith.constant(vector_type, ir.DenseElementsAttr.get_splat(
         vector_type, ir.FloatAttr.get(vector_type.element_type, value)))
@@ -70,8 +65,8 @@ def _view(mat: Matrix, batch_index: list[ir.Value]) -> ir.Value:
     source = mat.value
     source_type = ir.MemRefType(source.type)
     offset = memref.ExtractStridedMetadataOp(source).results[1]
-    for iv, stride in zip(batch_index, mat.batch_strides):
-        offset = arith.addi(offset, arith.muli(iv, _index(stride)))
+    if (step := batch_offset(mat, batch_index)) is not None:
+        offset = arith.addi(offset, step)
     sizes = [mat.major.size, mat.minor.size]
     strides = [mat.major.stride, mat.minor.stride if mat.minor.size > 1 else 1]
     layout = ir.StridedLayoutAttr.get(_DYNAMIC, strides)
@@ -95,7 +90,7 @@ class _Kernel:
 
     def emit(self, views: _Views, parallel: bool) -> None:
         tile = self.width * self.tile_vectors
-        loop = scf.ForOp(_index(0), _index(self.cols), _index(tile))
+        loop = scf.ForOp(index_constant(0), index_constant(self.cols), index_constant(tile))
         if parallel:
             loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
         with ir.InsertionPoint(loop.body):
@@ -105,12 +100,13 @@ class _Kernel:
 
     def _block(self, views: _Views, col: ir.Value, first: int, rows: int) -> None:
         vector_type = ir.VectorType.get([self.width], self.element)
-        cols = [col if j == 0 else arith.addi(col, _index(j * self.width)) for j in range(self.tile_vectors)]
-        row_index = [_index(first + i) for i in range(rows)]
-        zero = _splat(vector_type, 0.0)
-        start = [zero if self.zero_start else vector.load(vector_type, views.out, [r, c])
-                 for r in row_index for c in cols]
-        loop = scf.ForOp(_index(0), _index(self.inner), _index(1), start)
+        cols = [col if j == 0 else arith.addi(col, index_constant(j * self.width)) for j in range(self.tile_vectors)]
+        row_index = [index_constant(first + i) for i in range(rows)]
+        if self.zero_start:
+            start = [_splat(vector_type, 0.0)] * (rows * len(cols))
+        else:
+            start = [vector.load(vector_type, views.out, [r, c]) for r in row_index for c in cols]
+        loop = scf.ForOp(index_constant(0), index_constant(self.inner), index_constant(1), start)
         with ir.InsertionPoint(loop.body):
             k = loop.induction_variable
             rhs = [vector.load(vector_type, views.rhs, [k, c]) for c in cols]
@@ -121,12 +117,9 @@ class _Kernel:
                 for j, b in enumerate(rhs):
                     sums.append(vector.fma(lhs, b, loop.inner_iter_args[i * len(rhs) + j]))
             scf.yield_(sums)
-        results = list(loop.results)
-        for n, (r, c) in enumerate((r, c) for r in row_index for c in cols):
-            value = results[n]
-            if self.scale != 1.0:
-                value = arith.mulf(value, _splat(vector_type, self.scale))
-            vector.store(value, views.out, [r, c])
+        alpha = _splat(vector_type, self.scale) if self.scale != 1.0 else None
+        for value, (r, c) in zip(loop.results, ((r, c) for r in row_index for c in cols)):
+            vector.store(value if alpha is None else arith.mulf(value, alpha), views.out, [r, c])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,9 +141,9 @@ class LowerSmallGemms(ModulePass):
 
     def _kernel(self, op: ir.Operation, lhs: Matrix, rhs: Matrix, out: Matrix, zero_start: bool) -> _Kernel | None:
         element = ir.MemRefType(op.operands[2].type).element_type
-        bits = _FLOAT_BITS.get(str(element))
-        if bits is None or any(ir.MemRefType(v.type).element_type != element for v in op.operands):
+        if str(element) not in BLAS_FLOATS or any(ir.MemRefType(v.type).element_type != element for v in op.operands):
             return None
+        bits = ir.FloatType(element).width
         width = self.vector_bits // bits
         rows, cols = out.major.size, out.minor.size
         if rhs.transposed or rows > self.max_rows or cols % width:
