@@ -59,6 +59,7 @@ STAGES: tuple[Stage, ...] = (
             "func.func(stablehlo-canonicalize-dynamism)",
             "xhlo-fold-static-dynamic-ops",
             "xhlo-legalize-bool-add",
+            "xhlo-legalize-complex-bitcasts",
             "xhlo-widen-low-precision-dot",
             "xhlo-extend-integer-dot-operands",
             "xhlo-emulate-small-floats",
