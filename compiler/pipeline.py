@@ -60,6 +60,7 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-fold-static-dynamic-ops",
             "xhlo-legalize-bool-add",
             "xhlo-legalize-complex-bitcasts",
+            "xhlo-legalize-dot-algorithms",
             "xhlo-widen-low-precision-dot",
             "xhlo-extend-integer-dot-operands",
             "xhlo-emulate-small-floats",

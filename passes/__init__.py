@@ -12,6 +12,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-legalize-shardy": "legalize_shardy:LegalizeShardy",
     "xhlo-legalize-bool-add": "legalize_bool_add:LegalizeBoolAdd",
     "xhlo-legalize-complex-bitcasts": "legalize_complex_bitcasts:LegalizeComplexBitcasts",
+    "xhlo-legalize-dot-algorithms": "legalize_dot_algorithms:LegalizeDotAlgorithms",
     "xhlo-widen-low-precision-dot": "widen_low_precision_dot:WidenLowPrecisionDot",
     "xhlo-extend-integer-dot-operands": "extend_integer_dot_operands:ExtendIntegerDotOperands",
     "xhlo-legalize-rng-bit-generator": "legalize_rng_bit_generator:LegalizeRngBitGenerator",
