@@ -59,7 +59,7 @@ STAGES: tuple[Stage, ...] = (
             "func.func(stablehlo-canonicalize-dynamism)",
             "xhlo-fold-static-dynamic-ops",
             "xhlo-legalize-bool-add",
-            "xhlo-legalize-complex-bitcasts",
+            "xhlo-legalize-complex-ops",
             "xhlo-legalize-dot-algorithms",
             "xhlo-widen-low-precision-dot",
             "xhlo-extend-integer-dot-operands",

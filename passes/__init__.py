@@ -11,7 +11,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-legalize-lapack-custom-calls": "legalize_lapack_custom_calls:LegalizeLapackCustomCalls",
     "xhlo-legalize-shardy": "legalize_shardy:LegalizeShardy",
     "xhlo-legalize-bool-add": "legalize_bool_add:LegalizeBoolAdd",
-    "xhlo-legalize-complex-bitcasts": "legalize_complex_bitcasts:LegalizeComplexBitcasts",
+    "xhlo-legalize-complex-ops": "legalize_complex_ops:LegalizeComplexOps",
     "xhlo-legalize-dot-algorithms": "legalize_dot_algorithms:LegalizeDotAlgorithms",
     "xhlo-widen-low-precision-dot": "widen_low_precision_dot:WidenLowPrecisionDot",
     "xhlo-extend-integer-dot-operands": "extend_integer_dot_operands:ExtendIntegerDotOperands",
