@@ -39,3 +39,24 @@ def test_runtime_shape_operands_with_static_results():
     np.testing.assert_array_equal(iota, np.broadcast_to(np.arange(5, dtype=np.int64), (2, 5)))
     prepared = exe.ir("xhlo-stablehlo-prepare")
     assert "dynamic_" not in prepared
+
+
+CHLO_SCAN = """func.func @main(%input: tensor<2x5xi32>) -> (tensor<2x5xi32>, tensor<2xi32>) {
+  %init = stablehlo.constant dense<0> : tensor<2xi32>
+  %0:2 = chlo.scan(%input) inits(%init) dimension=1 {
+  ^bb0(%element: tensor<2xi32>, %carry: tensor<2xi32>):
+    %1 = stablehlo.add %element, %carry : tensor<2xi32>
+    stablehlo.return %1, %1 : tensor<2xi32>, tensor<2xi32>
+  } : (tensor<2x5xi32>, tensor<2xi32>) -> (tensor<2x5xi32>, tensor<2xi32>)
+  return %0#0, %0#1 : tensor<2x5xi32>, tensor<2xi32>
+}"""
+
+
+def test_chlo_scan_loop_bound_folds():
+    """CHLO's scan decomposition bounds its while loop by get_dimension_size of the input."""
+    x = np.array([[1, 2, 3, 4, 5], [-7, 0, 9, 2, -1]], np.int32)
+    exe = xhlo.compile(CHLO_SCAN)
+    prefix, total = exe(x)
+    np.testing.assert_array_equal(prefix, np.cumsum(x, axis=1))
+    np.testing.assert_array_equal(total, x.sum(axis=1))
+    assert "get_dimension_size" not in exe.ir("xhlo-stablehlo-prepare")

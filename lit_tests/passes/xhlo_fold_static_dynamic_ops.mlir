@@ -25,3 +25,16 @@ func.func @dynamic_result(%a: tensor<2x6xf32>, %s: tensor<2xi32>) -> tensor<?x4x
   %0 = stablehlo.dynamic_reshape %a, %s : (tensor<2x6xf32>, tensor<2xi32>) -> tensor<?x4xf32>
   return %0 : tensor<?x4xf32>
 }
+
+// -----
+
+// The size of a static dimension is a constant; a dynamic one stays.
+// CHECK-LABEL: func.func @dimension_sizes
+// CHECK-DAG: %[[C:.*]] = stablehlo.constant dense<4> : tensor<i32>
+// CHECK-DAG: %[[D:.*]] = stablehlo.get_dimension_size %{{.*}}, dim = 0 : (tensor<?x4xf32>) -> tensor<i32>
+// CHECK: return %[[C]], %[[D]]
+func.func @dimension_sizes(%a: tensor<?x4xf32>) -> (tensor<i32>, tensor<i32>) {
+  %0 = stablehlo.get_dimension_size %a, dim = 1 : (tensor<?x4xf32>) -> tensor<i32>
+  %1 = stablehlo.get_dimension_size %a, dim = 0 : (tensor<?x4xf32>) -> tensor<i32>
+  return %0, %1 : tensor<i32>, tensor<i32>
+}
