@@ -1,7 +1,9 @@
 """xhlo-check-lowered: fail with a named op if StableHLO/CHLO survived the lowering.
 
 Without this, an op that no pattern lowered surfaces later as an anonymous
-"op was not bufferized"; here the error names the op and its location.
+"op was not bufferized"; here the error names the op and its location. An op
+of a dialect no one registered (parsed because unregistered dialects are
+allowed, e.g. ``interpreter.run_parallel``) is rejected the same way.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ class CheckLowered(ModulePass):
         prefixes = tuple(d + "." for d in self.dialects)
         leftover: list[ir.Operation] = []
 
+        context = module.context
+
         def visit(op):
-            if op.name.startswith(prefixes):
+            if op.name.startswith(prefixes) or not context.is_registered_operation(op.name):
                 leftover.append(op.operation)
                 return ir.WalkResult.INTERRUPT
             return ir.WalkResult.ADVANCE
@@ -33,4 +37,6 @@ class CheckLowered(ModulePass):
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
         if leftover:
             op = leftover[0]
+            if not context.is_registered_operation(op.name):
+                raise PassError(op, f"'{op.name}' is an op of no dialect xhlo knows (nothing lowers it)")
             raise PassError(op, f"xhlo cannot lower '{op.name}' yet (no lowering pattern applied)")

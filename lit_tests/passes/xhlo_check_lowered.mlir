@@ -1,4 +1,4 @@
-// RUN: xhlo-opt %s --xhlo-check-lowered --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-check-lowered --split-input-file --verify-diagnostics --allow-unregistered-dialect | FileCheck %s
 // The dialects option chooses what counts as not lowered (here: arith).
 // RUN: not xhlo-opt %s --xhlo-check-lowered="dialects=arith" --split-input-file 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=ARITH
@@ -50,4 +50,13 @@ func.func @nested(%a: tensor<f32>, %n: index) -> tensor<f32> {
 func.func @integer_math(%a: i32) -> i32 {
   %0 = arith.muli %a, %a : i32
   return %0 : i32
+}
+
+// -----
+
+// An op of an unregistered dialect is named too (nothing would lower it).
+func.func @unknown_dialect() -> tensor<i32> {
+  // expected-error@+1 {{xhlo-check-lowered: 'interpreter.run_parallel' is an op of no dialect xhlo knows (nothing lowers it)}}
+  %0 = "interpreter.run_parallel"() : () -> tensor<i32>
+  return %0 : tensor<i32>
 }
