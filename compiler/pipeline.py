@@ -55,6 +55,7 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-lower-select-and-scatter",
             "xhlo-lower-fft",
             "xhlo-reduce-window-to-scan",
+            "xhlo-legalize-empty-reductions",
             "xhlo-split-reductions",
             "func.func(stablehlo-canonicalize-dynamism)",
             "xhlo-fold-static-dynamic-ops",

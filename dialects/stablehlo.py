@@ -294,6 +294,26 @@ def inline_region(region: ir.Region, args: Sequence[ir.Value]) -> list[ir.Value]
     return results
 
 
+def apply_region_elementwise(region: ir.Region, lhs: Sequence[ir.Value], rhs: Sequence[ir.Value]) -> list[ir.Value]:
+    """``region(lhs..., rhs...)`` element by element (a reduce/scatter body on whole tensors).
+
+    One-element tensors inline the region on 0-d tensors; larger ones use
+    ``stablehlo.map`` (one per result, as map has a single result).
+    """
+    shape = shape_of(lhs[0])
+    if int(np.prod(shape)) == 1:
+        scalars = [reshape(v, []) for v in (*lhs, *rhs)]
+        return [reshape(v, shape) for v in inline_region(region, scalars)]
+    arg_types = [arg.type for arg in region.blocks[0].arguments]
+    results = []
+    for j in range(len(lhs)):
+        result_type = tensor_type(shape, ir.RankedTensorType(arg_types[j]).element_type)
+        mapped = create("stablehlo.map", [*lhs, *rhs], [result_type], {"dimensions": dense_i64(range(len(shape)))}, regions=1)
+        build_region(mapped.regions[0], arg_types, lambda *args, j=j: [inline_region(region, args)[j]])
+        results.append(mapped.result)
+    return results
+
+
 def splice_block(op: ir.Operation, block: ir.Block, args: Sequence[ir.Value] = ()) -> list[ir.Value]:
     """Move ``block``'s operations before ``op``, its arguments bound to ``args``;
     returns the values its terminator yields (the terminator stays behind, and

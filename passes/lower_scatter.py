@@ -176,34 +176,6 @@ def _element_at(vector: ir.Value, k: ir.Value) -> ir.Value:
     return sh.reshape(sh.dynamic_slice(vector, [k], [1]), [])
 
 
-def _combine(region: ir.Region, current: list[ir.Value], updates: list[ir.Value]) -> list[ir.Value]:
-    """Apply the scatter region elementwise: ``region(current..., updates...)``.
-
-    One-element windows inline the region on 0-d tensors; larger windows use
-    stablehlo.map (one per result, as map has a single result).
-    """
-    shape = sh.shape_of(current[0])
-    if math.prod(shape) == 1:
-        scalars = [sh.reshape(v, []) for v in (*current, *updates)]
-        return [sh.reshape(v, shape) for v in sh.inline_region(region, scalars)]
-    arg_types = [arg.type for arg in region.blocks[0].arguments]
-    results = []
-    for j in range(len(current)):
-        result_type = sh.tensor_type(shape, ir.RankedTensorType(arg_types[j]).element_type)
-        mapped = sh.create(
-            "stablehlo.map",
-            [*current, *updates],
-            [result_type],
-            {"dimensions": sh.dense_i64(range(len(shape)))},
-            regions=1,
-        )
-        sh.build_region(
-            mapped.regions[0], arg_types, lambda *args, j=j: [sh.inline_region(region, args)[j]]
-        )
-        results.append(mapped.result)
-    return results
-
-
 def _apply_window(
     k: ir.Value, outputs: list[ir.Value], start_k: list[ir.Value], windows: _Windows
 ) -> list[ir.Value]:
@@ -217,7 +189,7 @@ def _apply_window(
         for rows in windows.update_rows
     ]
     current = [sh.dynamic_slice(out, start_k, window) for out in outputs]
-    combined = _combine(windows.region, current, updates)
+    combined = sh.apply_region_elementwise(windows.region, current, updates)
     return [sh.dynamic_update_slice(out, new, start_k) for out, new in zip(outputs, combined)]
 
 
