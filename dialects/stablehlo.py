@@ -308,7 +308,8 @@ def apply_region_elementwise(region: ir.Region, lhs: Sequence[ir.Value], rhs: Se
     results = []
     for j in range(len(lhs)):
         result_type = tensor_type(shape, ir.RankedTensorType(arg_types[j]).element_type)
-        mapped = create("stablehlo.map", [*lhs, *rhs], [result_type], {"dimensions": dense_i64(range(len(shape)))}, regions=1)
+        dims = {"dimensions": dense_i64(range(len(shape)))}
+        mapped = create("stablehlo.map", [*lhs, *rhs], [result_type], dims, regions=1)
         build_region(mapped.regions[0], arg_types, lambda *args, j=j: [inline_region(region, args)[j]])
         results.append(mapped.result)
     return results

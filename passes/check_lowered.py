@@ -25,7 +25,6 @@ class CheckLowered(ModulePass):
     def run(self, module: ir.Operation) -> None:
         prefixes = tuple(d + "." for d in self.dialects)
         leftover: list[ir.Operation] = []
-
         context = module.context
 
         def visit(op):

@@ -16,8 +16,8 @@
   the real parts are equal, whatever the imaginary parts. The rewrite compares
   the parts itself (JAX's ``lax.max`` emits the same comparisons).
 * ``cbrt``: upstream has no complex lowering; the principal cube root is
-  ``exp(log(z) / 3)`` (the parts of the
-  logarithm divided by 3 one by one, so 0 stays finite), as the reference interpreter computes it.
+  ``exp(log(z) / 3)`` (the logarithm's parts divided by 3 one by one, so
+  0 stays finite), as the reference interpreter computes it.
 """
 
 from __future__ import annotations
