@@ -65,6 +65,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-widen-low-precision-dot",
             "xhlo-extend-integer-dot-operands",
             "xhlo-emulate-small-floats",
+            # after it: small floats convert through f32, never straight from f64
+            "xhlo-split-f64-to-half-converts",
             # gradients' convolutions in the layout the named conv (im2col, BLAS) takes
             "xhlo-canonicalize-convolutions",
             "func.func(canonicalize)",

@@ -13,6 +13,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-legalize-bool-add": "legalize_bool_add:LegalizeBoolAdd",
     "xhlo-legalize-complex-ops": "legalize_complex_ops:LegalizeComplexOps",
     "xhlo-legalize-empty-reductions": "legalize_empty_reductions:LegalizeEmptyReductions",
+    "xhlo-split-f64-to-half-converts": "split_f64_to_half_converts:SplitF64ToHalfConverts",
     "xhlo-legalize-dot-algorithms": "legalize_dot_algorithms:LegalizeDotAlgorithms",
     "xhlo-widen-low-precision-dot": "widen_low_precision_dot:WidenLowPrecisionDot",
     "xhlo-extend-integer-dot-operands": "extend_integer_dot_operands:ExtendIntegerDotOperands",
