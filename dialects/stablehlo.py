@@ -581,5 +581,12 @@ def reverse(x: ir.Value, dimensions: Sequence[int]) -> ir.Value:
 
 
 def bitcast_convert(x: ir.Value, elem: ir.Type) -> ir.Value:
-    """Reinterpret the bits of ``x`` as ``elem`` (same bit width: the shape is kept)."""
-    return _one("stablehlo.bitcast_convert", [x], tensor_type(shape_of(x), elem))
+    """Reinterpret the bits of ``x`` as ``elem``: the same width keeps the shape, a
+    narrower ``elem`` adds a minor dimension, a wider one consumes it (as the spec says)."""
+    old, new = element_type(x).width, elem.width
+    shape = list(shape_of(x))
+    if old > new:
+        shape.append(old // new)
+    elif old < new:
+        shape.pop()
+    return _one("stablehlo.bitcast_convert", [x], tensor_type(shape, elem))

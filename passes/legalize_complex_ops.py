@@ -38,25 +38,18 @@ def _halves(x: ir.Value, index: int) -> ir.Value:
     return sh.slice(x, start, [*shape[:-1], index + 1])
 
 
-def _cast_part(part: ir.Value, to: ir.Type) -> ir.Value:
-    """Bitcast a real tensor to float type ``to`` of half or twice its width."""
-    shape = sh.shape_of(part)
-    narrowing = ir.FloatType(sh.element_type(part)).width > ir.FloatType(to).width
-    result_shape = [*shape, 2] if narrowing else shape[:-1]
-    return sh.create("stablehlo.bitcast_convert", [part], [sh.tensor_type(result_shape, to)]).result
+def _regroup(pair: tuple[ir.Value, ir.Value]) -> tuple[ir.Value, ...]:
+    """(a, b) with minor dimension 2 -> ([a0, b0], [a1, b1]): the 2x2 (part, half) transpose."""
+    minor = len(sh.shape_of(pair[0])) - 1
+    return tuple(sh.concatenate([_halves(v, i) for v in pair], minor) for i in (0, 1))
 
 
 def _width_changing(x: ir.Value, to: ir.Type) -> ir.Value:
-    """``complex<f64>`` <-> ``[..., 2] x complex<f32>``, the 2x2 (part, half) transpose."""
+    """``complex<f64>`` <-> ``[..., 2] x complex<f32>``: real parts bitcast, halves regrouped."""
     parts = (sh.real(x), sh.imag(x))
-    if ir.FloatType(ir.ComplexType(sh.element_type(x)).element_type).width == 64:  # narrowing
-        halves = [_cast_part(p, to) for p in parts]  # [..., 2] each: (low, high)
-        re = sh.concatenate([_halves(h, 0) for h in halves], len(sh.shape_of(x)))
-        im = sh.concatenate([_halves(h, 1) for h in halves], len(sh.shape_of(x)))
-        return sh.complex_from_parts(re, im)
-    minor = len(sh.shape_of(x)) - 1
-    re_bits, im_bits = (sh.concatenate([_halves(p, i) for p in parts], minor) for i in (0, 1))
-    return sh.complex_from_parts(_cast_part(re_bits, to), _cast_part(im_bits, to))
+    if ir.ComplexType(sh.element_type(x)).element_type.width > to.width:  # each part -> (low, high)
+        return sh.complex_from_parts(*_regroup(tuple(sh.bitcast_convert(p, to) for p in parts)))
+    return sh.complex_from_parts(*(sh.bitcast_convert(bits, to) for bits in _regroup(parts)))
 
 
 def _bitcast(op: ir.Operation) -> ir.Value:
