@@ -81,6 +81,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-legalize-control-flow",
             "func.func(stablehlo-legalize-to-linalg)",
             "stablehlo-convert-to-signless",
+            # loop counters, scalar loop state, one-element windows: no buffer per iteration
+            "xhlo-scalarize-rank0-tensors",
             "func.func(canonicalize)",
             "xhlo-check-lowered",
         ),

@@ -20,6 +20,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-legalize-rng-bit-generator": "legalize_rng_bit_generator:LegalizeRngBitGenerator",
     "xhlo-fold-static-dynamic-ops": "fold_static_dynamic_ops:FoldStaticDynamicOps",
     "xhlo-legalize-control-flow": "legalize_control_flow:LegalizeControlFlow",
+    "xhlo-scalarize-rank0-tensors": "scalarize_rank0_tensors:ScalarizeRank0Tensors",
     "xhlo-lower-scatter": "lower_scatter:LowerScatter",
     "xhlo-lower-sort": "lower_sort:LowerSort",
     "xhlo-lower-select-and-scatter": "lower_select_and_scatter:LowerSelectAndScatter",
