@@ -1,4 +1,5 @@
-"""The BLAS xhlo calls for large float matmuls: OpenBLAS from the ``scipy-openblas32`` wheel.
+"""The BLAS and LAPACK xhlo calls (large float matmuls, JAX's LAPACK custom calls): OpenBLAS
+from the ``scipy-openblas32`` wheel.
 
 Its CBLAS entry points carry a ``scipy_`` prefix (``scipy_cblas_sgemm``) and
 take 32-bit integers. The library is loaded into the process once, its
@@ -42,7 +43,7 @@ def library_path() -> str | None:
     return min(names) if names else None
 
 
-_SYMBOLS = frozenset((*GEMM_SYMBOLS.values(), *BATCHED_GEMM_SYMBOLS.values()))
+SYMBOL_PREFIX = "scipy_"  # every symbol of the wheel's library: CBLAS, LAPACK, LAPACKE
 
 
 def available() -> bool:
@@ -56,7 +57,7 @@ def shared_libs_for(module) -> list[str]:
         return []
     for op in module.body.operations:
         attrs = op.operation.attributes
-        if "sym_name" in attrs and str(attrs["sym_name"]).strip('"') in _SYMBOLS:
+        if "sym_name" in attrs and str(attrs["sym_name"]).strip('"').startswith(SYMBOL_PREFIX):
             return [path]
     return []
 

@@ -34,6 +34,8 @@ STAGES: tuple[Stage, ...] = (
         (
             "xhlo-localize-shard-map",
             "xhlo-legalize-shardy",
+            # JAX's LAPACK calls: OpenBLAS's LAPACK, else (no wheel, geev, gees) StableHLO loops
+            "xhlo-lapack-to-openblas",
             "xhlo-legalize-lapack-custom-calls",
             "xhlo-lower-collectives",
             "xhlo-lower-host-calls",

@@ -59,7 +59,8 @@ def _gemm_inputs(float_type: ir.Type, batched: bool) -> list[ir.Type]:
     return [i32] * 6 + [float_type, *matrix, *matrix, float_type, *matrix] + ([i32] if batched else [])
 
 
-def _declare(module: ir.Operation, symbol: str, inputs: list[ir.Type]) -> None:
+def declare_external(module: ir.Operation, symbol: str, inputs: list[ir.Type], results: list[ir.Type] = ()) -> None:
+    """``func.func private @symbol(inputs) -> results`` at the top of the module, once."""
     body = module.regions[0].blocks[0]
     for op in body.operations:
         attrs = op.operation.attributes
@@ -70,7 +71,7 @@ def _declare(module: ir.Operation, symbol: str, inputs: list[ir.Type]) -> None:
             "func.func",
             attributes={
                 "sym_name": ir.StringAttr.get(symbol),
-                "function_type": ir.TypeAttr.get(ir.FunctionType.get(inputs, [])),
+                "function_type": ir.TypeAttr.get(ir.FunctionType.get(inputs, list(results))),
                 "sym_visibility": ir.StringAttr.get("private"),
             },
             regions=1,
@@ -152,7 +153,7 @@ def _base_address(value: ir.Value, element_bytes: int) -> ir.Value:
     return arith.addi(address, arith.muli(metadata.results[1], index_constant(element_bytes)))
 
 
-def _pointer(base: ir.Value, element_bytes: int, batch_offset: ir.Value | None) -> ir.Value:
+def pointer(base: ir.Value, element_bytes: int, batch_offset: ir.Value | None) -> ir.Value:
     """``base`` + ``batch_offset`` elements, as an !llvm.ptr."""
     address = base if batch_offset is None else arith.addi(base, arith.muli(batch_offset, index_constant(element_bytes)))
     as_i64 = arith.index_cast(ir.IntegerType.get_signless(64), address)
@@ -244,7 +245,7 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> bool:
     split = _batch_split(batch_sizes, (lhs, rhs, out), m * n * k)
     symbols = blas.GEMM_SYMBOLS if split is None else blas.BATCHED_GEMM_SYMBOLS
     symbol = symbols[str(float_type)]
-    _declare(module, symbol, _gemm_inputs(float_type, split is not None))
+    declare_external(module, symbol, _gemm_inputs(float_type, split is not None))
     with ir.InsertionPoint(op), op.location:
         fixed = [
             _i32(blas.ROW_MAJOR), _i32(blas.TRANS if lhs.transposed else blas.NO_TRANS),
@@ -259,7 +260,7 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> bool:
         def emit(batch_index: list[ir.Value]) -> None:
             pointers = []
             for mat, base in zip((lhs, rhs, out), bases):
-                pointers.append(_pointer(base, element_bytes, batch_offset(mat, batch_index)))
+                pointers.append(pointer(base, element_bytes, batch_offset(mat, batch_index)))
             matrices = [[p, ld, *s] for p, ld, s in zip(pointers, leading, batch_strides)]
             count = [_i32(split[1][0].size)] if split else []
             ir.Operation.create(

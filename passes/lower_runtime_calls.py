@@ -59,7 +59,7 @@ def _num_elements(t: ir.RankedTensorType) -> int:
     return count
 
 
-def _to_buffer(value: ir.Value) -> ir.Value:
+def to_buffer(value: ir.Value) -> ir.Value:
     t = ir.RankedTensorType(value.type)
     if _signless(t) != t:
         value = sh.bitcast_convert(value, _signless(t).element_type)
@@ -69,7 +69,7 @@ def _to_buffer(value: ir.Value) -> ir.Value:
     ).result
 
 
-def _alloc(t: ir.RankedTensorType) -> ir.Value:
+def alloc_buffer(t: ir.RankedTensorType) -> ir.Value:
     attrs = {
         "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0]),
         "alignment": ir.IntegerAttr.get(sh.i64(), BUFFER_ALIGNMENT),
@@ -77,7 +77,7 @@ def _alloc(t: ir.RankedTensorType) -> ir.Value:
     return sh.create("memref.alloc", [], [_memref_type(_signless(t))], attrs).result
 
 
-def _to_tensor(buffer: ir.Value, t: ir.RankedTensorType) -> ir.Value:
+def to_tensor(buffer: ir.Value, t: ir.RankedTensorType) -> ir.Value:
     attrs = {"restrict": ir.UnitAttr.get(), "writable": ir.UnitAttr.get()}
     value = sh.create("bufferization.to_tensor", [buffer], [_signless(t)], attrs).result
     return sh.bitcast_convert(value, t.element_type) if _signless(t) != t else value
@@ -191,12 +191,12 @@ class LowerRuntimeCalls(ModulePass):
         description = _describe(op, index, primitive)
         name = f"{SYMBOL_PREFIX}{index}"
         with ir.InsertionPoint(op), op.location:
-            inputs = [_to_buffer(v) for v in op.operands]
-            outputs = [_alloc(ir.RankedTensorType(r.type)) for r in op.results]
+            inputs = [to_buffer(v) for v in op.operands]
+            outputs = [alloc_buffer(ir.RankedTensorType(r.type)) for r in op.results]
             buffers = inputs + outputs
             sh.create("func.call", buffers, [], {"callee": ir.FlatSymbolRefAttr.get(name)})
             results = [
-                _to_tensor(b, ir.RankedTensorType(r.type)) for b, r in zip(outputs, op.results)
+                to_tensor(b, ir.RankedTensorType(r.type)) for b, r in zip(outputs, op.results)
             ]
         _declare(module, name, [b.type for b in inputs], [b.type for b in outputs])
         for old, new in zip(op.results, results):

@@ -1,4 +1,6 @@
-"""JAX's lapack_*_ffi custom calls through xhlo-legalize-lapack-custom-calls, against numpy.
+"""JAX's lapack_*_ffi custom calls, against numpy, both ways xhlo computes them:
+OpenBLAS's LAPACK (xhlo-lapack-to-openblas) and the StableHLO loops of
+xhlo-legalize-lapack-custom-calls (without the wheel, and for geev/gees).
 
 Modules are written by hand with the operand/result layout and backend_config
 of JAX's CPU exports (no JAX needed). Oracles: numpy's LAPACK (``np.linalg``,
@@ -12,9 +14,12 @@ decisions (ipiv, info, permutations) must match exactly.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import xhlo
+from xhlo.passes.lapack_to_openblas import LapackToOpenblas
 
 ELEM = {
     np.float32: "f32",
@@ -30,6 +35,16 @@ REAL = {
     np.complex64: np.float32,
     np.complex128: np.float64,
 }
+
+
+@pytest.fixture(autouse=True, params=["openblas", "loops"])
+def lapack_provider(request, monkeypatch):
+    """Each test once per provider; "loops" turns the OpenBLAS pass off. Compiles skip the
+    in-memory cache, which would hand the second run the first one's executable."""
+    if request.param == "loops":
+        monkeypatch.setattr(LapackToOpenblas, "run", lambda self, module: None)
+    monkeypatch.setattr(xhlo, "compile", functools.partial(xhlo.compile, cache=False))
+    return request.param
 
 
 def tensor(shape, elem: str) -> str:
