@@ -1,9 +1,11 @@
-"""xhlo-vector-math: f32 ``math.exp`` and ``math.tanh`` on vectors as polynomials.
+"""xhlo-vector-math: f32 ``math.exp``/``tanh``/``log``/``log1p``/``expm1`` on vectors as polynomials.
 
-LLVM has no vector exp or tanh: ``llvm.exp.v16f32`` becomes sixteen calls of
-libm's ``expf``, which leaves a vectorized softmax or GELU as slow as scalar
-code. This pass expands the f32 vector forms into arithmetic that stays in
-SIMD registers (scalars keep libm):
+LLVM has no vector exp, tanh or log: ``llvm.exp.v16f32`` becomes sixteen calls
+of libm's ``expf``, which leaves a vectorized softmax or GELU as slow as scalar
+code, and its vector ``log1p``/``expm1`` lose all precision near 0 (so
+xhlo-vectorize vectorizes those only in f32, for this pass). This pass expands
+the f32 vector forms into arithmetic that stays in SIMD registers (scalars and
+f64 keep libm):
 
 * ``exp(x)``: ``x = k ln2 + r`` with ``k = round(x log2 e)`` and ``|r| <= ln2/2``
   (``ln2`` split in two for an exact reduction, fused multiply-adds), then
@@ -19,11 +21,17 @@ SIMD registers (scalars keep libm):
   ±1 in f32. The old form, a polynomial below 1 and ``1 - 2 / (exp(2|x|) + 1)``
   above, selected per lane and so computed both: half again the arithmetic,
   and GELU is bound by it (4M floats: 2.25 -> 1.33 ms).
+* ``log(x)``: ``e ln2 + log(1 + f)`` with ``f = m - 1`` for the mantissa ``m`` in
+  [sqrt(1/2), sqrt(2)) (exact), Cephes' degree-8 polynomial; ``log1p(x)`` is
+  ``log(u) (x / (u - 1))`` with ``u = 1 + x``, which cancels ``u``'s rounding;
+  ``expm1(x)`` is tanh's ``2^k (1 + p) - 1`` over [-18, 17], ``exp(x)`` above
+  (softplus, 4M floats: 52 -> 1.8 ms).
 
 Measured against float64 (``tests/test_vector_math.py``: a sweep of every f32
-binade, and a dense one of [-9.2, 9.2]): exp stays below one ulp, tanh below
-2.5 ulp (the rounding of ``e + 2`` and of the division, largest for small
-``|x|``; 86% correctly rounded). XLA:CPU's tanh, on the same inputs: 4.7 ulp,
+binade, and a dense one of each op's interesting interval): exp and log stay
+below one ulp, expm1 below 1.6, log1p below 2.4, tanh below 2.5 ulp (the
+rounding of ``e + 2`` and of the division, largest for small ``|x|``; 86%
+correctly rounded). XLA:CPU's tanh, on the same inputs: 4.7 ulp,
 37% correctly rounded.
 """
 
@@ -43,6 +51,14 @@ LOG2E = 1.4426950408889634
 LN2_HI = 0.693145751953125  # ln 2 with its low 12 mantissa bits zero: k * LN2_HI is exact
 LN2_LO = 1.4286068203094173e-06
 EXP_MIN, EXP_MAX = -104.0, 89.0
+# log(1 + f) = f - f^2/2 + f^3 P(f) for f in [sqrt(1/2) - 1, sqrt(2) - 1]: Cephes' logf
+# coefficients (S. Moshier), P's highest degree first.
+LOG_P = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+         -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1)
+LN2_LOG_HI, LN2_LOG_LO = 0.693359375, -2.12194440e-4  # ln 2 = HI + LO, HI exact in 9 bits
+SQRT_HALF = 0.70710678118654752
+FLT_MIN = 1.17549435e-38
+EXPM1_MIN, EXPM1_MAX = -18.0, 17.0  # expm1 is -1 below (in f32), exp(x) above
 SHIFTER = 8388735.0  # 2^23 + 127: adding it to an integer-valued float puts k + 127 in the low bits
 
 
@@ -141,7 +157,61 @@ def _tanh(b: _Builder, x: ir.Value) -> ir.Value:
     return b.op("math.copysign", value, x)  # odd, and tanh(-0) = -0
 
 
-_EXPANSIONS = {"math.exp": _exp, "math.tanh": _tanh}
+def _log(b: _Builder, x: ir.Value) -> ir.Value:
+    """``x = m 2^e`` with ``m`` in [sqrt(1/2), sqrt(2)): ``e ln2 + log(1 + f)``, ``f = m - 1``
+    exact; subnormals are scaled by 2^23 first. Negative x and NaN give NaN, 0 gives -inf,
+    +inf gives +inf."""
+    tiny = b.cmp(arith.CmpFPredicate.OLT, x, b.const(FLT_MIN))
+    scaled = b.select(tiny, b.mul(x, b.const(8388608.0)), x)
+    bits = b.op("arith.bitcast", scaled, result=b.int_type)
+    biased = b.op("arith.shrui", bits, b.int_const(23), result=b.int_type)
+    exponent = b.op("arith.sitofp", b.op("arith.subi", biased, b.int_const(126), result=b.int_type))
+    exponent = b.select(tiny, b.sub(exponent, b.const(23.0)), exponent)
+    mantissa_bits = b.op("arith.ori", b.op("arith.andi", bits, b.int_const(0x007FFFFF), result=b.int_type),
+                         b.int_const(0x3F000000), result=b.int_type)
+    m = b.op("arith.bitcast", mantissa_bits)  # in [0.5, 1)
+    low = b.cmp(arith.CmpFPredicate.OLT, m, b.const(SQRT_HALF))
+    exponent = b.select(low, b.sub(exponent, b.const(1.0)), exponent)
+    f = b.sub(b.select(low, b.add(m, m), m), b.const(1.0))  # exact (Sterbenz)
+    z = b.mul(f, f)
+    y = b.mul(b.mul(b.horner(f, LOG_P[::-1]), f), z)
+    y = b.fma(exponent, b.const(LN2_LOG_LO), y)
+    y = b.fma(z, b.const(-0.5), y)
+    value = b.fma(exponent, b.const(LN2_LOG_HI), b.add(f, y))
+    special = b.cmp(arith.CmpFPredicate.UGE, x, b.const(float("inf")))  # +inf or NaN: itself
+    value = b.select(special, x, value)
+    value = b.select(b.cmp(arith.CmpFPredicate.OLT, x, b.const(0.0)), b.const(float("nan")), value)
+    return b.select(b.cmp(arith.CmpFPredicate.OEQ, x, b.const(0.0)), b.const(float("-inf")), value)
+
+
+def _log1p(b: _Builder, x: ir.Value) -> ir.Value:
+    """``log(u) (x / (u - 1))`` with ``u = 1 + x`` rounded (the division corrects u's
+    rounding error, D. Goldberg); ``x`` itself where ``u`` is 1, ``log(u)`` where it is +inf."""
+    u = b.add(x, b.const(1.0))
+    log_u = _log(b, u)
+    corrected = b.mul(log_u, b.div(x, b.sub(u, b.const(1.0))))  # the ratio is near 1: no overflow
+    value = b.select(b.cmp(arith.CmpFPredicate.OEQ, u, b.const(float("inf"))), log_u, corrected)
+    return b.select(b.cmp(arith.CmpFPredicate.OEQ, u, b.const(1.0)), x, value)
+
+
+def _expm1(b: _Builder, x: ir.Value) -> ir.Value:
+    """``2^k (1 + p) - 1`` (``p = expm1(r)``, as tanh's) on ``x`` clamped to [-18, 17]:
+    -1 below in f32; above, ``exp(x)``, which ``- 1`` no longer changes; ``x`` itself
+    where ``|x| < 2^-25``."""
+    clamped = b.op("arith.minimumf", b.op("arith.maximumf", x, b.const(EXPM1_MIN)), b.const(EXPM1_MAX))
+    k, r = b.reduce_ln2(clamped)
+    p = b.expm1_reduced(r, EXPM1_Q)
+    scale = b.pow2(k)
+    small = b.fma(scale, p, b.sub(scale, b.const(1.0)))
+    large = b.cmp(arith.CmpFPredicate.OGT, x, b.const(EXPM1_MAX))
+    value = b.select(large, _exp(b, x), small)
+    tiny = b.cmp(arith.CmpFPredicate.OLT, b.op("math.absf", x), b.const(2.0**-25))
+    return b.select(tiny, x, value)  # expm1(x) rounds to x there; keeps -0
+
+
+_EXPANSIONS = {"math.exp": _exp, "math.tanh": _tanh, "math.log": _log, "math.log1p": _log1p, "math.expm1": _expm1}
+# The vector forms of these are only right through this pass: xhlo-vectorize vectorizes them in f32.
+EXPANDED_ONLY_HERE = frozenset({"math.log1p", "math.expm1"})
 
 
 def _is_f32_vector(t: ir.Type) -> bool:
@@ -150,7 +220,7 @@ def _is_f32_vector(t: ir.Type) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class VectorMath(ModulePass):
-    """Expand f32 vector math.exp/math.tanh into polynomial arithmetic (scalars keep libm)."""
+    """Expand f32 vector math.exp/tanh/log/log1p/expm1 into polynomial arithmetic (scalars keep libm)."""
 
     NAME = "xhlo-vector-math"
 

@@ -41,6 +41,7 @@ import math
 from xhlo._mlir import arith, ir
 
 from .base import ModulePass
+from .vector_math import EXPANDED_ONLY_HERE
 
 TARGET = "xhlo.vectorize_target"
 # Set on tile loops walking a parallel dimension that every output indexes:
@@ -52,7 +53,8 @@ BLAS_TAG = "xhlo.blas"
 # Ops the vectorizer turns into vector ops with the same (exact) semantics.
 _ALLOWED_BODY_DIALECTS = ("arith.", "math.")
 _ALLOWED_BODY_OPS = {"linalg.yield", "linalg.index", "tensor.extract"}
-# Their vector forms lower less precisely (or not at all) than the scalar ones.
+# Their vector forms lower less precisely (or not at all) than the scalar ones; the f32
+# forms xhlo-vector-math expands (EXPANDED_ONLY_HERE) are the exception.
 _SCALAR_ONLY_MATH = {"math.expm1", "math.log1p", "math.ipowi", "math.fpowi"}
 # Ops on f16/bf16 vectors LLVM lowers; the arithmetic itself runs in f32 (xhlo-emulate-small-floats).
 _SMALL_FLOAT_SAFE = {"arith.extf", "arith.truncf", "linalg.yield", "tensor.extract", "arith.select"}
@@ -279,7 +281,9 @@ def _gathers_through_gathers(op: ir.Operation) -> bool:
 def _body_is_vectorizable(op: ir.Operation) -> bool:
     for inner in op.regions[0].blocks[0].operations:
         name = inner.operation.name
-        if name in _SCALAR_ONLY_MATH:
+        if name in _SCALAR_ONLY_MATH and not (
+            name in EXPANDED_ONLY_HERE and all(isinstance(v.type, ir.F32Type) for v in inner.operands)
+        ):
             return False
         if name not in _ALLOWED_BODY_OPS and not name.startswith(_ALLOWED_BODY_DIALECTS):
             return False

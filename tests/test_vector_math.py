@@ -1,4 +1,5 @@
-"""xhlo-vector-math: the polynomial exp and tanh of f32 vectors, checked against float64.
+"""xhlo-vector-math: the polynomial exp, tanh, log, log1p and expm1 of f32 vectors,
+checked against float64.
 
 Inputs sweep every f32 binade (normal and subnormal, both signs) plus the
 edges of the clamping and of the two tanh branches; the error is measured in
@@ -40,23 +41,35 @@ def unary(op: str, n: int) -> str:
 }}"""
 
 
-# tanh = e / (e + 2) rounds twice after the exponential (passes/vector_math.py)
-ULP_BOUNDS = {"exponential": 2.0, "tanh": 2.5}
+# tanh = e / (e + 2) rounds twice after the exponential (passes/vector_math.py); log1p
+# rounds log(u), x / (u - 1) and their product
+ULP_BOUNDS = {"exponential": 2.0, "tanh": 2.5, "log": 1.0, "log_plus_one": 2.5, "exponential_minus_one": 2.0}
+LIBM_NAMES = ("expf", "tanhf", "logf", "log1pf", "expm1f", "llvm.intr.exp", "llvm.intr.log")
+DENSE = {
+    "tanh": (-9.2, 9.2),  # where tanh is not +-1
+    "log": (0.0, 4.0),
+    "log_plus_one": (-0.9999, 30.0),
+    "exponential_minus_one": (-20.0, 90.0),
+}
 
 
-@pytest.mark.parametrize(
-    "op,reference,dense",
-    [("exponential", np.exp, False), ("tanh", np.tanh, False), ("tanh", np.tanh, True)],
-    ids=["exponential", "tanh", "tanh-dense"],
-)
-def test_within_a_few_ulp_of_float64_everywhere(op, reference, dense):
-    """Every binade, or (dense) 2^21 points of [-9.2, 9.2], where tanh is not +-1."""
-    x = np.linspace(-9.2, 9.2, 2**21, dtype=np.float32) if dense else _sweep()
+REFERENCES = {
+    "exponential": np.exp, "tanh": np.tanh, "log": np.log, "log_plus_one": np.log1p,
+    "exponential_minus_one": np.expm1,
+}
+CASES = [(op, False) for op in REFERENCES] + [(op, True) for op in DENSE]
+
+
+@pytest.mark.parametrize("op,dense", CASES, ids=[f"{op}{'-dense' if dense else ''}" for op, dense in CASES])
+def test_within_a_few_ulp_of_float64_everywhere(op, dense):
+    """Every binade, or (dense) 2^21 points of the op's interesting interval."""
+    reference = REFERENCES[op]
+    x = np.linspace(*DENSE[op], 2**21, dtype=np.float32) if dense else _sweep()
     exe = xhlo.compile(unary(op, len(x)))
     llvm = exe.ir("xhlo-lower-to-llvm")
-    assert "expf" not in llvm and "tanhf" not in llvm and "llvm.intr.exp" not in llvm
+    assert not [name for name in LIBM_NAMES if name in llvm], "the vector form should stay polynomial"
     got = exe(x)
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         exact = reference(x.astype(np.float64))
     error = _ulp_error(got, exact)
     worst = int(np.argmax(error))
@@ -88,6 +101,34 @@ def test_tanh_signs_and_saturation():
     np.testing.assert_array_equal(got[2:6], [1, -1, 1, -1])
     assert np.isnan(got[6])
     assert got[7] == np.float32(1e-40)
+
+
+@pytest.mark.parametrize(
+    "op,reference",
+    [("log", np.log), ("log_plus_one", np.log1p), ("exponential_minus_one", np.expm1)],
+)
+def test_log_and_expm1_special_values(op, reference):
+    x = np.array([0.0, -0.0, -1.0, -2.0, np.inf, -np.inf, np.nan, 1e-40,
+                  1e-30, -1e-30, 3e38, 5e36, 88.0, 89.0, -100.0, 1e-8], np.float32)
+    got = xhlo.compile(unary(op, 16))(x)
+    with np.errstate(all="ignore"):
+        want = reference(x.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
+    np.testing.assert_allclose(got[finite], want[finite], rtol=3e-7, atol=0)
+    np.testing.assert_array_equal(np.signbit(got[want == 0]), np.signbit(want[want == 0]))
+
+
+def test_softplus_vectorizes_and_matches_jax():
+    jax = pytest.importorskip("jax")
+    from jax import export
+
+    x = np.concatenate([np.linspace(-30, 30, 4093), [0.0, -0.0, 1e-30]]).astype(np.float32)
+    exe = xhlo.compile(export.export(jax.jit(jax.nn.softplus), platforms=["cpu"])(x))
+    assert "vector<16xf32>" in exe.ir("xhlo-fuse-and-vectorize")
+    want = np.logaddexp(0.0, x.astype(np.float64))
+    np.testing.assert_allclose(exe(x), want, rtol=4e-7, atol=1e-37)
 
 
 def test_f64_and_scalar_code_keep_libm():

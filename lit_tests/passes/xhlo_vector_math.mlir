@@ -58,3 +58,74 @@ func.func @scalars_and_f64_keep_libm(%x: f32, %y: vector<4xf64>) -> (f32, vector
   %1 = math.tanh %y : vector<4xf64>
   return %0, %1 : f32, vector<4xf64>
 }
+
+// -----
+
+// log: exponent and mantissa from the bits (subnormals scaled first), f = m - 1 on
+// [sqrt(1/2) - 1, sqrt(2) - 1], a polynomial, e ln2 in two parts, then the special cases.
+// CHECK-LABEL: func.func @log
+// CHECK-SAME: (%[[X:.*]]: vector<16xf32>)
+// CHECK: %[[TINY:.*]] = arith.cmpf olt, %[[X]], %{{.*}} : vector<16xf32>
+// CHECK: arith.bitcast %{{.*}} : vector<16xf32> to vector<16xi32>
+// CHECK: arith.shrui
+// CHECK: arith.sitofp
+// CHECK: arith.andi
+// CHECK: arith.ori
+// CHECK-COUNT-8: math.fma
+// CHECK: arith.cmpf uge, %[[X]]
+// CHECK: arith.cmpf olt, %[[X]]
+// CHECK: arith.cmpf oeq, %[[X]]
+// CHECK-NOT: math.log
+func.func @log(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.log %x : vector<16xf32>
+  return %0 : vector<16xf32>
+}
+
+// -----
+
+// log1p: log(1 + x) corrected by x / ((1 + x) - 1); x itself where 1 + x rounds to 1.
+// CHECK-LABEL: func.func @log1p
+// CHECK-SAME: (%[[X:.*]]: vector<16xf32>)
+// CHECK: %[[U:.*]] = arith.addf %[[X]], %{{.*}} : vector<16xf32>
+// CHECK: %[[UM1:.*]] = arith.subf %[[U]], %{{.*}} : vector<16xf32>
+// CHECK: %[[RATIO:.*]] = arith.divf %[[X]], %[[UM1]] : vector<16xf32>
+// CHECK: arith.mulf %{{.*}}, %[[RATIO]] : vector<16xf32>
+// CHECK: %[[INF:.*]] = arith.cmpf oeq, %[[U]], %{{.*}} : vector<16xf32>
+// CHECK: arith.select %[[INF]]
+// CHECK: %[[ONE:.*]] = arith.cmpf oeq, %[[U]], %{{.*}} : vector<16xf32>
+// CHECK: arith.select %[[ONE]], %[[X]], %{{.*}}
+// CHECK-NOT: math.log1p
+func.func @log1p(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.log1p %x : vector<16xf32>
+  return %0 : vector<16xf32>
+}
+
+// -----
+
+// expm1: 2^k (1 + p) - 1 on the clamped input, exp(x) above the clamp, x where tiny.
+// CHECK-LABEL: func.func @expm1
+// CHECK-SAME: (%[[X:.*]]: vector<16xf32>)
+// CHECK: arith.maximumf %[[X]]
+// CHECK: math.roundeven
+// CHECK: %[[LARGE:.*]] = arith.cmpf ogt, %[[X]], %{{.*}} : vector<16xf32>
+// CHECK: arith.select %[[LARGE]]
+// CHECK: %[[ABS:.*]] = math.absf %[[X]]
+// CHECK: %[[TINY:.*]] = arith.cmpf olt, %[[ABS]]
+// CHECK: arith.select %[[TINY]], %[[X]]
+// CHECK-NOT: math.expm1
+func.func @expm1(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.expm1 %x : vector<16xf32>
+  return %0 : vector<16xf32>
+}
+
+// -----
+
+// f64 and scalar math keep their lowering (libm).
+// CHECK-LABEL: func.func @kept
+// CHECK: math.log1p %{{.*}} : vector<4xf64>
+// CHECK: math.log %{{.*}} : f32
+func.func @kept(%x: vector<4xf64>, %y: f32) -> (vector<4xf64>, f32) {
+  %0 = math.log1p %x : vector<4xf64>
+  %1 = math.log %y : f32
+  return %0, %1 : vector<4xf64>, f32
+}
