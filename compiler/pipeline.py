@@ -49,6 +49,9 @@ STAGES: tuple[Stage, ...] = (
             "func.func(stablehlo-legalize-deprecated-ops{fail-on-unused=false})",
             "func.func(stablehlo-legalize-quant-to-math)",
             "func.func(chlo-legalize-to-stablehlo)",
+            # repeated subexpressions computed once (JAX leaves them to XLA's CSE); before the
+            # loops xhlo builds on tensors, whose distinct tensor.empty buffers cse would merge
+            "cse",
             "xhlo-lower-sort",
             "xhlo-expand-batch-norm",
             "xhlo-expand-cholesky",

@@ -240,3 +240,23 @@ def test_threads_compile_in_their_own_contexts():
     assert softmax_context is not add_context
     np.testing.assert_allclose(softmax_out, _softmax(x), rtol=2e-6, atol=1e-7)
     np.testing.assert_array_equal(add_out, a + a)
+
+
+def test_repeated_subexpressions_are_computed_once():
+    """JAX leaves common subexpressions to XLA's CSE: a global-norm clip that recomputes
+    the norm for every parameter reduces each parameter once."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax import export
+
+    params = [np.full((8, 8), i + 1, np.float32) for i in range(4)]
+
+    def clip(*ps):
+        return [p * jnp.minimum(1.0, 1.0 / jnp.sqrt(sum((q * q).sum() for q in ps))) for p in ps]
+
+    exe = xhlo.compile(export.export(jax.jit(clip), platforms=["cpu"])(*params))
+    assert exe.ir("input").count("stablehlo.reduce") == 16
+    assert exe.ir("xhlo-stablehlo-prepare").count("stablehlo.reduce") == 4
+    norm = np.sqrt(sum(float((p.astype(np.float64) ** 2).sum()) for p in params))
+    for got, p in zip(exe(*params), params):
+        np.testing.assert_allclose(got, p * min(1.0, 1.0 / norm), rtol=1e-6)

@@ -50,3 +50,17 @@ func.func @unknown_custom_call(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = stablehlo.custom_call @my_kernel(%x) : (tensor<2xf32>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// A subexpression the program repeats (JAX leaves that to XLA's CSE) is computed once.
+// CHECK-LABEL: func.func @repeated
+// CHECK: %[[SUM:.*]] = stablehlo.reduce
+// CHECK-NOT: stablehlo.reduce
+// CHECK: return %[[SUM]], %[[SUM]]
+func.func @repeated(%x: tensor<64xf32>) -> (tensor<f32>, tensor<f32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<64xf32>, tensor<f32>) -> tensor<f32>
+  %1 = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<64xf32>, tensor<f32>) -> tensor<f32>
+  return %0, %1 : tensor<f32>, tensor<f32>
+}
