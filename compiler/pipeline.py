@@ -68,6 +68,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-legalize-complex-ops",
             "xhlo-legalize-dot-algorithms",
             "xhlo-widen-low-precision-dot",
+            # quantized products whose sums floats hold exactly: f32/f64 (BLAS)
+            "xhlo-integer-dots-in-float",
             "xhlo-extend-integer-dot-operands",
             "xhlo-emulate-small-floats",
             # after it: small floats convert through f32, never straight from f64
