@@ -103,6 +103,8 @@ STAGES: tuple[Stage, ...] = (
             # again: fusion folds reshapes next to a contraction back into a generic
             "xhlo-prepare-gemms",
             "canonicalize",
+            # masks between ops as bytes: LLVM packs i1 vectors into bits
+            "xhlo-widen-bool-tensors",
             # no cse before bufferization: merged tensor.empty ops share one buffer;
             # no canonicalize after it: its cleanup ends with the canonicalization patterns
             "xhlo-vectorize",

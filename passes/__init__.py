@@ -47,6 +47,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-localize-shard-map": "localize_shard_map:LocalizeShardMap",
     "xhlo-lower-runtime-calls": "lower_runtime_calls:LowerRuntimeCalls",
     "xhlo-prepare-gemms": "prepare_gemms:PrepareGemms",
+    "xhlo-widen-bool-tensors": "widen_bool_tensors:WidenBoolTensors",
     "xhlo-vectorize": "vectorize:Vectorize",
     "xhlo-lower-small-gemms": "lower_small_gemms:LowerSmallGemms",
     "xhlo-gemm-to-blas": "gemm_to_blas:GemmToBlas",
