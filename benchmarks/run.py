@@ -346,6 +346,16 @@ def _ratio_text(ratio: float) -> str:
     return f"{ratio:.0f}x" if ratio >= 10 else f"{ratio:.2f}x"
 
 
+def blas_kernels() -> str:
+    """OpenBLAS's kernel choice, and the environment variable that forced it if one did: an
+    environment that pins older kernels (OPENBLAS_CORETYPE=Haswell) halves xhlo's matmuls on
+    AVX-512 machines, where XLA's own kernels are unaffected."""
+    from xhlo import blas
+
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    return f"{blas.kernel_name()}" + (f" (forced by OPENBLAS_CORETYPE={forced})" if forced else "")
+
+
 def main() -> int:
     from workloads import BY_NAME, WORKLOADS
 
@@ -369,6 +379,8 @@ def main() -> int:
     unknown = [n for n in names if n not in BY_NAME]
     if unknown:
         p.error(f"unknown workload(s) {unknown}; known: {sorted(BY_NAME)}")
+    kernels = blas_kernels()
+    print(f"OpenBLAS kernels (xhlo's matmuls and LAPACK): {kernels}", file=sys.stderr)
     rows = []
     for name in names:
         print(f"[{name}] ...", file=sys.stderr, flush=True)
@@ -377,7 +389,7 @@ def main() -> int:
     RESULTS.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     record = {"time": stamp, "quick": args.quick, "peak_gflops": PEAK_GFLOPS, "peak_gbps": PEAK_GBPS,
-              "rows": rows}
+              "openblas_kernels": kernels, "rows": rows}
     for target in (RESULTS / f"{stamp}.json", RESULTS / "latest.json"):
         target.write_text(json.dumps(record, indent=1))
     baseline = json.loads(args.compare.read_text())["rows"] if args.compare else None

@@ -74,3 +74,14 @@ def load_globally(path: str) -> ctypes.CDLL:
     finally:
         if not chosen:
             del os.environ["OPENBLAS_THREAD_TIMEOUT"]
+
+
+def kernel_name() -> str | None:
+    """The CPU kernels OpenBLAS chose (``SkylakeX``, ``Haswell``, ...; ``OPENBLAS_CORETYPE``
+    overrides its own choice), None without the wheel."""
+    path = library_path()
+    if path is None:
+        return None
+    corename = load_globally(path).scipy_openblas_get_corename
+    corename.restype = ctypes.c_char_p
+    return corename().decode()
