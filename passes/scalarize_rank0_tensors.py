@@ -27,6 +27,7 @@ import math
 from xhlo._mlir import ir
 
 from .base import ModulePass, walk_ops
+from .gemm_to_blas import index_constant
 
 _LOOPS = ("scf.for", "scf.while", "scf.if", "scf.index_switch")
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape")
@@ -76,7 +77,7 @@ def _move_block(old: ir.Block, region: ir.Region, types: list[ir.Type]) -> ir.Bl
     new = region.blocks.append(*types)
     for inner in list(old.operations):
         new.append(inner.operation)
-    first = new.operations[0] if len(new.operations) else None
+    first = new.operations[0]  # the terminator at least
     for old_arg, new_arg in zip(old.arguments, new.arguments):
         if old_arg.type == new_arg.type:
             old_arg.replace_all_uses_with(new_arg)
@@ -86,9 +87,9 @@ def _move_block(old: ir.Block, region: ir.Region, types: list[ir.Type]) -> ir.Bl
     return new
 
 
-def _rebuild(op: ir.Operation, result_positions: list[int], operand_positions: list[int], first: int) -> ir.Operation:
-    """``op`` again with scalar results at ``result_positions`` and scalar operands at
-    ``first + operand_positions`` (already extracted); its regions move over unchanged."""
+def _rebuild(op: ir.Operation, result_positions: list[int]) -> ir.Operation:
+    """``op`` again, on its current operands, with scalar results at ``result_positions``
+    (made tensors again for the old uses) and empty regions for the caller to fill."""
     types = [r.type for r in op.results]
     for p in result_positions:
         types[p] = _element(types[p])
@@ -100,7 +101,6 @@ def _rebuild(op: ir.Operation, result_positions: list[int], operand_positions: l
             attributes={name: op.attributes[name] for name in op.attributes},
             regions=len(op.regions),
         )
-    with ir.InsertionPoint(op), op.location:  # right after ``new``
         for old, fresh in zip(op.results, new.results):
             old.replace_all_uses_with(_from_elements(fresh) if old.type != fresh.type else fresh)
     return new
@@ -117,7 +117,7 @@ def _scalarize_for(op: ir.Operation) -> None:
         return
     _scalar_operands(op, inits, first=3)  # lower bound, upper bound, step come first
     _scalarize_yields(op.regions[0], inits)
-    new = _rebuild(op, inits, inits, 3)
+    new = _rebuild(op, inits)
     old = op.regions[0].blocks[0]
     _move_block(old, new.regions[0], _scalar_args(old, inits, first=1))  # the induction variable
     op.erase()
@@ -132,7 +132,7 @@ def _scalarize_while(op: ir.Operation) -> None:
     _scalar_operands(op, carried)
     _scalar_operands(_terminator(before), forwarded, first=1)  # scf.condition(flag, values...)
     _scalarize_yields(op.regions[1], carried)
-    new = _rebuild(op, forwarded, carried, 0)
+    new = _rebuild(op, forwarded)
     _move_block(before, new.regions[0], _scalar_args(before, carried))
     _move_block(after, new.regions[1], _scalar_args(after, forwarded))
     op.erase()
@@ -145,7 +145,7 @@ def _scalarize_branches(op: ir.Operation) -> None:
         return
     for region in op.regions:
         _scalarize_yields(region, results)
-    new = _rebuild(op, results, [], 0)
+    new = _rebuild(op, results)
     for old_region, new_region in zip(op.regions, new.regions):
         if len(old_region.blocks):
             _move_block(old_region.blocks[0], new_region, [])
@@ -200,7 +200,7 @@ def _insert_single_element(op: ir.Operation) -> None:
     dynamic = iter(list(op.operands)[2 : 2 + segments[2]])
     with ir.InsertionPoint(op), op.location:
         indices = [
-            next(dynamic) if offset == ir.ShapedType.get_dynamic_stride_or_offset() else _index(offset)
+            next(dynamic) if offset == ir.ShapedType.get_dynamic_stride_or_offset() else index_constant(offset)
             for offset in static_offsets
         ]
         insert = ir.Operation.create(
@@ -208,11 +208,6 @@ def _insert_single_element(op: ir.Operation) -> None:
         )
     op.results[0].replace_all_uses_with(insert.result)
     op.erase()
-
-
-def _index(value: int) -> ir.Value:
-    index = ir.IndexType.get()
-    return ir.Operation.create("arith.constant", results=[index], attributes={"value": ir.IntegerAttr.get(index, value)}).result
 
 
 @dataclasses.dataclass(frozen=True)

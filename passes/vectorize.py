@@ -330,12 +330,15 @@ def _choose_vector_loop(
     maps: list[ir.AffineMap], shapes: list[tuple[int, ...]], parallel: list[bool], allowed: list[bool],
     ranges: list[int],
 ) -> int | None:
-    """The allowed loop indexing the contiguous dimension of the most elements."""
+    """The allowed loop indexing the contiguous dimension of the most elements (the
+    innermost one longer than 1: trailing unit dimensions, a gather's ``[n, 1]`` indices,
+    move nothing)."""
     weight = [0] * len(parallel)
     for amap, shape in zip(maps, shapes):
-        if not shape:
+        longer = [i for i, size in enumerate(shape) if size > 1]
+        if not longer:
             continue
-        d = _dim_position(amap.results[len(shape) - 1])
+        d = _dim_position(amap.results[longer[-1]])
         if d is not None:
             weight[d] += math.prod(shape)
     candidates = [d for d in range(len(parallel)) if allowed[d] and weight[d] > 0]

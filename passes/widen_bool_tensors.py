@@ -29,7 +29,7 @@ def _is_bool_tensor(t: ir.Type) -> bool:
 
 
 def _input_count(op: ir.Operation) -> int:
-    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[0]
+    return ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
 
 
 def _readers(result: ir.Value, reshapes: list[ir.Value]) -> list[tuple[ir.Operation, int]] | None:

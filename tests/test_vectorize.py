@@ -273,3 +273,22 @@ def test_embedding_lookup_reads_whole_rows():
     np.testing.assert_array_equal(exe(table, ids), np.asarray(jax.jit(lambda t, i: t[i])(table, ids)))
     loops = exe.ir("xhlo-lower-to-loops")
     assert "vector.transfer_read %arg0" in loops and "memref.load %arg0" not in loops  # no scalar table reads
+
+
+def test_element_gather_with_unit_index_dimension_vectorizes():
+    """searchsorted's step gathers one element per query through ``[n, 1]`` indices: the
+    trailing unit dimension moves nothing, so the query loop is the vector loop."""
+    jax = pytest.importorskip("jax")
+    from jax import export
+
+    table = np.sort(RNG.standard_normal(300)).astype(np.float32)
+    queries = np.concatenate([RNG.standard_normal(997), table[:3], [np.inf, -np.inf]]).astype(np.float32)
+    exe = xhlo.compile(export.export(jax.jit(_searchsorted), platforms=["cpu"])(table, queries))
+    np.testing.assert_array_equal(exe(table, queries), np.searchsorted(table, queries))
+    assert "vector.gather" in exe.ir(STAGE)
+
+
+def _searchsorted(table, queries):
+    import jax.numpy as jnp
+
+    return jnp.searchsorted(table, queries)
