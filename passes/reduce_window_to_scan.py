@@ -18,6 +18,11 @@ The running value is a scalar loop-carried value combined with the next
 element by the arith op of the body and stored into the result (scalar loads
 and stores after bufferization, no allocation); loops over the other
 dimensions enclose the scan, so no transpose or reshape copies anything.
+Along a dimension with ``ROW_SCAN_MIN`` or more elements after it (``cumsum``
+over axis 0 of a matrix), a scalar scan per column would read memory with the
+stride of a row; there the running value is the slab of the dimensions after
+it, combined with each slab of the operand by the body's op on tensors (read
+in order, vectorized).
 f32/f64 and integers (bool included) are scanned; f16/bf16/f8 keep the window
 lowering. The order of the additions changes, which StableHLO allows (the
 order of a reduction is unspecified).
@@ -26,11 +31,17 @@ order of a reduction is unspecified).
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from xhlo._mlir import arith, ir, scf, tensor
 from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, walk_ops
+
+
+# A scan along a dimension with at least this many elements after it runs slab by slab
+# (cumsum over axis 0 of 4096x1024: 30 -> 0.9 ms); below, one scalar scan per line.
+ROW_SCAN_MIN = 8
 
 
 def _index(value: int) -> ir.Value:
@@ -150,10 +161,54 @@ def _scan(x: ir.Value, init: ir.Value, dim: int, reverse: bool, op_name: str) ->
     return nest([i for i in range(len(shape)) if i != dim], [], empty)
 
 
+def _start(index: ir.Value) -> ir.Value:
+    """An index as the 0-d i64 tensor a dynamic_slice start is (canonicalization folds it)."""
+    scalar = arith.IndexCastOp(ir.IntegerType.get_signless(64), index).result
+    return tensor.FromElementsOp(ir.RankedTensorType.get([], scalar.type), [scalar]).result
+
+
+def _scan_rows(x: ir.Value, init: ir.Value, dim: int, reverse: bool, combiner: str) -> ir.Value:
+    """Running reduction along ``dim`` one slab at a time: the running value is a tensor of
+    the dimensions after ``dim``, combined with each slab by the body's op on tensors (it
+    vectorizes, and reads memory in order); loops over the dimensions before ``dim``."""
+    shape = sh.shape_of(x)
+    inner = list(shape[dim + 1 :])
+    slab = [1] * (dim + 1) + inner
+    zero = _start(_index(0))
+    running = sh.broadcast_in_dim(init, inner, [])
+
+    def scan(outer_ivs: list[ir.Value], out: ir.Value) -> ir.Value:
+        n = shape[dim]
+        loop = scf.ForOp(_index(0), _index(n), _index(1), [out, running])
+        with ir.InsertionPoint(loop.body):
+            j = loop.induction_variable
+            position = arith.SubIOp(_index(n - 1), j).result if reverse else j
+            starts = [_start(i) for i in outer_ivs] + [_start(position)] + [zero] * len(inner)
+            carried, acc = loop.inner_iter_args
+            value = sh.binary(combiner, acc, sh.reshape(sh.dynamic_slice(x, starts, slab), inner))
+            stored = sh.dynamic_update_slice(carried, sh.reshape(value, slab), starts)
+            scf.YieldOp([stored, value])
+        return loop.results[0]
+
+    def nest(outer_dims: list[int], ivs: list[ir.Value], out: ir.Value) -> ir.Value:
+        if not outer_dims:
+            return scan(ivs, out)
+        loop = scf.ForOp(_index(0), _index(shape[outer_dims[0]]), _index(1), [out])
+        with ir.InsertionPoint(loop.body):
+            scf.YieldOp([nest(outer_dims[1:], ivs + [loop.induction_variable], loop.inner_iter_args[0])])
+        return loop.results[0]
+
+    return nest(list(range(dim)), [], tensor.EmptyOp(list(shape), sh.element_type(x)).result)
+
+
 def _lower(op: ir.Operation, window: PrefixWindow, op_name: str) -> None:
     x, init = op.operands
+    inner = math.prod(sh.shape_of(x)[window.dim + 1 :])
     with ir.InsertionPoint(op), op.location:
-        result = _scan(x, init, window.dim, window.reverse, op_name)
+        if inner >= ROW_SCAN_MIN:
+            result = _scan_rows(x, init, window.dim, window.reverse, sh.region_combiner(op.regions[0]))
+        else:
+            result = _scan(x, init, window.dim, window.reverse, op_name)
     op.results[0].replace_all_uses_with(result)
     op.erase()
 

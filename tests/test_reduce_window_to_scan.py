@@ -55,7 +55,12 @@ def _scanned(exe) -> bool:
     return "reduce_window" not in exe.ir("xhlo-stablehlo-prepare")
 
 
-@pytest.mark.parametrize("shape,dim", [((1000,), 0), ((7, 5), 0), ((3, 9), 1), ((2, 3, 4), 1), ((4, 1, 6), 2)])
+@pytest.mark.parametrize(
+    "shape,dim",
+    [((1000,), 0), ((7, 5), 0), ((3, 9), 1), ((2, 3, 4), 1), ((4, 1, 6), 2),
+     # slab by slab (ROW_SCAN_MIN elements or more after the axis)
+     ((40, 16), 0), ((3, 20, 9), 1), ((5, 2, 4, 3), 0)],
+)
 @pytest.mark.parametrize("reverse", [False, True])
 def test_float_cumsum(shape, dim, reverse):
     x = RNG.uniform(-1, 1, shape).astype(np.float32)
@@ -119,3 +124,18 @@ def test_a_million_elements_scan_in_linear_time():
     exe = xhlo.compile(window_module(x.shape, np.float32, 0, "add", "0.0"))
     got = exe(x)
     np.testing.assert_allclose(got, np.cumsum(x, dtype=np.float64), rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype,op,init", [(np.int32, "add", "0"), (np.uint8, "maximum", "0"), (np.bool_, "xor", "false")])
+def test_slab_scan_of_integers(dtype, op, init):
+    shape, dim = (9, 4, 5), 0
+    x = (RNG.random(shape) < 0.5) if dtype is np.bool_ else RNG.integers(0, 7, shape).astype(dtype)
+    exe = xhlo.compile(window_module(shape, dtype, dim, op, init))
+    assert _scanned(exe)
+    if dtype is np.bool_:
+        expected = np.logical_xor.accumulate(x, axis=dim)
+    else:
+        expected = _expected(x, dim, op, False).astype(dtype)
+    np.testing.assert_array_equal(exe(x), expected)
+    assert "stablehlo.dynamic_update_slice" in exe.ir("xhlo-stablehlo-prepare")  # whole slabs per step
+

@@ -77,3 +77,30 @@ func.func @non_identity_init_untouched(%x: tensor<8xf32>) -> tensor<8xf32> {
   }) : (tensor<8xf32>, tensor<f32>) -> tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// Along a dimension with 8 or more elements after it (JAX's cumsum over axis 0 of a
+// matrix): one loop over the axis carrying the running row, combined with each row
+// by the body's op on tensors, so the rows are read in order and the add vectorizes.
+// CHECK-LABEL: func.func @cumsum_rows
+// CHECK-SAME: (%[[X:.*]]: tensor<6x16xf32>)
+// CHECK: %[[ROW0:.*]] = stablehlo.broadcast_in_dim %{{.*}}, dims = [] : (tensor<f32>) -> tensor<16xf32>
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<6x16xf32>
+// CHECK: %[[R:.*]]:2 = scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[T:.*]] = %[[EMPTY]], %[[ACC:.*]] = %[[ROW0]]) -> (tensor<6x16xf32>, tensor<16xf32>)
+// CHECK: %[[SLAB:.*]] = stablehlo.dynamic_slice %[[X]]
+// CHECK: %[[ROW:.*]] = stablehlo.reshape %[[SLAB]] : (tensor<1x16xf32>) -> tensor<16xf32>
+// CHECK: %[[SUM:.*]] = stablehlo.add %[[ACC]], %[[ROW]] : tensor<16xf32>
+// CHECK: %[[BACK:.*]] = stablehlo.reshape %[[SUM]] : (tensor<16xf32>) -> tensor<1x16xf32>
+// CHECK: %[[NEXT:.*]] = stablehlo.dynamic_update_slice %[[T]], %[[BACK]]
+// CHECK: scf.yield %[[NEXT]], %[[SUM]]
+// CHECK: return %[[R]]#0
+func.func @cumsum_rows(%x: tensor<6x16xf32>) -> tensor<6x16xf32> {
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[5, 0], [0, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 6, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<6x16xf32>, tensor<f32>) -> tensor<6x16xf32>
+  return %0 : tensor<6x16xf32>
+}
