@@ -151,3 +151,28 @@ func.func @window(%x: tensor<34xf32>, %w: tensor<3xf32>, %init: tensor<32xf32>) 
   } -> tensor<32xf32>
   return %0 : tensor<32xf32>
 }
+
+// -----
+
+// A transpose reads its input in square blocks of one vector a side: the block loops
+// run on the thread pool, the vector loop within a block is serial, and each input
+// cache line a block touches is read whole.
+// CHECK-LABEL: func.func @transpose
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %[[C16:.*]] iter_args
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %[[C16]] iter_args
+// CHECK: tensor.extract_slice %{{.*}}[%[[J]], %[[I]]] [16, 16] [1, 1] : tensor<64x128xf32> to tensor<16x16xf32>
+// CHECK: scf.for
+// CHECK: vector.transfer_read {{.*}} : tensor<16x1xf32>, vector<16xf32>
+// CHECK: scf.yield %{{.*}} : tensor<16x16xf32>
+// CHECK-NEXT: }{{$}}
+// CHECK: } {xhlo.parallel_loop}
+// CHECK: } {xhlo.parallel_loop}
+func.func @transpose(%a: tensor<64x128xf32>, %out: tensor<128x64xf32>) -> tensor<128x64xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<64x128xf32>) outs(%out : tensor<128x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  } -> tensor<128x64xf32>
+  return %0 : tensor<128x64xf32>
+}
