@@ -36,6 +36,7 @@ from xhlo.dialects import stablehlo as sh
 from .base import ModulePass, walk_ops
 from .gemm_to_blas import declare_external, index_constant, pointer
 from .legalize_lapack_custom_calls import TARGET, backend_config
+from .lower_collectives import element_bytes
 from .lower_runtime_calls import alloc_buffer, to_buffer, to_tensor
 
 SYMBOL_PREFIX = "xhlo_lapack"
@@ -48,7 +49,7 @@ CBLAS_DIAG = {ord("N"): 131, ord("U"): 132}
 _INT32_MAX = 2**31 - 1
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(frozen=True)
 class _Site:
     """One call's values inside its ``@xhlo_lapack<k>`` body, for one matrix of the batch."""
 
@@ -133,14 +134,9 @@ def _trsm(s: _Site) -> list[ir.Value]:
     return [
         _i32(blas.ROW_MAJOR), _i32(CBLAS_SIDE[c.get("side", ord("L"))]),
         _i32(CBLAS_UPLO[c.get("uplo", ord("L"))]), _i32(CBLAS_TRANS[c.get("trans_x", ord("N"))]),
-        _i32(CBLAS_DIAG[c.get("diag", ord("N"))]), _i32(m), _i32(n), _one(s),
+        _i32(CBLAS_DIAG[c.get("diag", ord("N"))]), _i32(m), _i32(n), arith.constant(s.element, 1.0),  # alpha
         s.operands[0], _i32(s.shapes[0][1]), s.results[0], _i32(n),
     ]
-
-
-def _one(s: _Site) -> ir.Value:
-    """trsm's alpha: 1 of the element type (s/d only)."""
-    return arith.constant(s.element, 1.0)
 
 
 ROUTINES: dict[str, _Routine] = {
@@ -160,12 +156,6 @@ _RESULT_RANKS = {
     "getrf": (2, 1, 0), "potrf": (2, 0), "geqrf": (2, 1), "orgqr": (2,), "ungqr": (2,),
     "syevd": (2, 1, 0), "heevd": (2, 1, 0), "gesdd": (2, 1, 2, 2, 0), "trsm": (2,),
 }
-
-
-def _element_bytes(t: ir.Type) -> int:
-    if isinstance(t, ir.ComplexType):
-        return 2 * _element_bytes(ir.ComplexType(t).element_type)
-    return {"f32": 4, "f64": 8, "i32": 4}[str(t)]
 
 
 def _split(t: ir.Type, rank: int, batch: Sequence[int]) -> tuple[int, ...] | None:
@@ -206,14 +196,15 @@ def _matrix_pointers(bases: list[ir.Value], buffers: list[ir.Value], shapes: lis
     """Pointers to matrix ``batch`` of each ``[batch, ...]`` buffer (``bases``: their addresses)."""
     pointers = []
     for base, buffer, shape in zip(bases, buffers, shapes):
-        stride = math.prod(shape) * _element_bytes(ir.MemRefType(buffer.type).element_type)
+        stride = math.prod(shape) * element_bytes(ir.MemRefType(buffer.type).element_type)
         pointers.append(pointer(base, stride, batch))
     return pointers
 
 
-def _define_body(module: ir.Operation, name: str, routine: _Routine, symbol: str,
-                 buffers: tuple[list, list], site: _Site, batch_size: int) -> None:
-    """``func.func private @name(inputs..., outputs...)``: copies, then one call per matrix."""
+def _define_body(module: ir.Operation, name: str, routine: _Routine, symbol: str, buffers: tuple[list, list],
+                 shapes: tuple[list, list], op: ir.Operation, batch_size: int) -> None:
+    """``func.func private @name(inputs..., outputs...)``: copies, then one call per matrix
+    (``shapes``: per-matrix operand and result shapes; ``op``: the call, for its config)."""
     inputs, outputs = [b.type for b in buffers[0]], [b.type for b in buffers[1]]
     with ir.InsertionPoint(module.regions[0].blocks[0]), ir.Location.unknown():
         func = ir.Operation.create(
@@ -235,8 +226,10 @@ def _define_body(module: ir.Operation, name: str, routine: _Routine, symbol: str
         loop = scf.ForOp(index_constant(0), index_constant(batch_size), index_constant(1))
         with ir.InsertionPoint(loop.body):
             b = loop.induction_variable
-            site.operands = _matrix_pointers(in_bases, ins, site.shapes, b)
-            site.results = _matrix_pointers(out_bases, outs, site.result_shapes, b)
+            site = _Site(
+                _matrix_pointers(in_bases, ins, shapes[0], b), _matrix_pointers(out_bases, outs, shapes[1], b),
+                shapes[0], shapes[1], backend_config(op), sh.element_type(op.operands[0]),
+            )
             arguments = routine.arguments(site)
             returned = [ir.IntegerType.get_signless(32)] if routine.returns_int else []
             declare_external(module, symbol, [a.type for a in arguments], returned)
@@ -268,9 +261,8 @@ def _lower(module: ir.Operation, op: ir.Operation, name: str, prefix: str, routi
             sh.reshape(to_tensor(buffer, t), sh.shape_of(old))
             for buffer, t, old in zip(outputs, flat_types, op.results)
         ]
-    site = _Site([], [], operand_shapes, result_shapes, backend_config(op), sh.element_type(op.operands[0]))
     symbol = routine.symbol.format(t=prefix)
-    _define_body(module, name, routine, symbol, (inputs, outputs), site, batch_size)
+    _define_body(module, name, routine, symbol, (inputs, outputs), (operand_shapes, result_shapes), op, batch_size)
     for old, new in zip(op.results, results):
         old.replace_all_uses_with(new)
     op.erase()
