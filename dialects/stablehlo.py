@@ -57,6 +57,21 @@ def dense_bool(values: Sequence[bool]) -> ir.Attribute:
     return ir.DenseBoolArrayAttr.get([bool(v) for v in values])
 
 
+# -- rank-0 tensors and scalars ------------------------------------------------------
+
+
+def element_of(value: ir.Value) -> ir.Value:
+    """``tensor<T>`` -> ``T`` (``tensor.extract``): a predicate, an index, loop state."""
+    return ir.Operation.create("tensor.extract", results=[element_type(value)], operands=[value]).result
+
+
+def tensor_of(scalar: ir.Value) -> ir.Value:
+    """``T`` -> ``tensor<T>`` (``tensor.from_elements``); canonicalization folds it into an
+    ``element_of`` that reads it."""
+    t = ir.RankedTensorType.get([], scalar.type)
+    return ir.Operation.create("tensor.from_elements", results=[t], operands=[scalar]).result
+
+
 # -- generic creation ----------------------------------------------------------------
 
 

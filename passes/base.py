@@ -136,3 +136,14 @@ def walk_ops(root: ir.Operation, name: str | tuple[str, ...] | None) -> list[ir.
 
     root.walk(visit, ir.WalkOrder.PRE_ORDER)
     return found
+
+
+def retype(value: ir.Value, new_type: ir.Type, convert_back, where: ir.InsertionPoint, location: ir.Location) -> None:
+    """``value`` takes ``new_type`` in place and its users read ``convert_back(value)``, made
+    at ``where``: the definition changes without rebuilding its op or block."""
+    value.set_type(new_type)
+    with where, location:
+        converted = convert_back(value)
+    value.replace_all_uses_with(converted)
+    converted.owner.operands[0] = value  # replace_all_uses_with rewired the conversion too
+

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 
 from xhlo._mlir import ir
+from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, walk_ops
 
@@ -39,9 +40,8 @@ def _replace_terminator(block: ir.Block, name: str, extra_front: list[ir.Value] 
 
 def _extract_scalar(value: ir.Value, before: ir.Operation) -> ir.Value:
     """tensor<T> -> T, inserted before ``before``."""
-    elem = ir.RankedTensorType(value.type).element_type
     with ir.InsertionPoint(before), before.location:
-        return ir.Operation.create("tensor.extract", results=[elem], operands=[value]).result
+        return sh.element_of(value)
 
 
 def _signless(t: ir.Type) -> ir.Type:

@@ -170,8 +170,7 @@ def _scan(x: ir.Value, init: ir.Value, dim: int, reverse: bool, op_name: str) ->
 
 def _start(index: ir.Value) -> ir.Value:
     """An index as the 0-d i64 tensor a dynamic_slice start is (canonicalization folds it)."""
-    scalar = arith.IndexCastOp(ir.IntegerType.get_signless(64), index).result
-    return tensor.FromElementsOp(ir.RankedTensorType.get([], scalar.type), [scalar]).result
+    return sh.tensor_of(arith.IndexCastOp(ir.IntegerType.get_signless(64), index).result)
 
 
 def _scan_rows(x: ir.Value, init: ir.Value, dim: int, reverse: bool, combiner: str) -> ir.Value:

@@ -25,8 +25,9 @@ import dataclasses
 import math
 
 from xhlo._mlir import ir
+from xhlo.dialects import stablehlo as sh
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass, retype, walk_ops
 from .gemm_to_blas import index_constant
 
 _LOOPS = ("scf.for", "scf.while", "scf.if", "scf.index_switch")
@@ -41,17 +42,6 @@ def _element(t: ir.Type) -> ir.Type:
     return ir.RankedTensorType(t).element_type
 
 
-def _extract(value: ir.Value) -> ir.Value:
-    """``tensor<T>`` -> ``T`` at the current insertion point."""
-    return ir.Operation.create("tensor.extract", results=[_element(value.type)], operands=[value]).result
-
-
-def _from_elements(scalar: ir.Value) -> ir.Value:
-    """``T`` -> ``tensor<T>`` at the current insertion point."""
-    t = ir.RankedTensorType.get([], scalar.type)
-    return ir.Operation.create("tensor.from_elements", results=[t], operands=[scalar]).result
-
-
 def _terminator(block: ir.Block) -> ir.Operation:
     return block.operations[len(block.operations) - 1].operation
 
@@ -60,50 +50,21 @@ def _scalar_operands(op: ir.Operation, positions: list[int], first: int = 0) -> 
     """Operands ``first + p`` of ``op`` (rank-0 tensors) replaced by their element."""
     with ir.InsertionPoint(op), op.location:
         for p in positions:
-            op.operands[first + p] = _extract(op.operands[first + p])
+            op.operands[first + p] = sh.element_of(op.operands[first + p])
 
 
-def _scalar_args(block: ir.Block, positions: list[int], first: int = 0) -> list[ir.Type]:
-    """Argument types of ``block`` with positions ``first + p`` scalar."""
-    types = [a.type for a in block.arguments]
-    for p in positions:
-        types[first + p] = _element(types[first + p])
-    return types
+def _scalar_arg(block: ir.Block, index: int) -> None:
+    """Block argument ``index`` (a rank-0 tensor) becomes its element; its users read a
+    ``tensor.from_elements`` at the top of the block."""
+    arg, first = block.arguments[index], block.operations[0]  # the terminator at least
+    retype(arg, _element(arg.type), sh.tensor_of, ir.InsertionPoint(first), first.location)
 
 
-def _move_block(old: ir.Block, region: ir.Region, types: list[ir.Type]) -> ir.Block:
-    """A new block in ``region`` with argument ``types`` taking ``old``'s ops; a scalar
-    argument that replaces a tensor one is turned back into a tensor at the top."""
-    new = region.blocks.append(*types)
-    for inner in list(old.operations):
-        new.append(inner.operation)
-    first = new.operations[0]  # the terminator at least
-    for old_arg, new_arg in zip(old.arguments, new.arguments):
-        if old_arg.type == new_arg.type:
-            old_arg.replace_all_uses_with(new_arg)
-            continue
-        with ir.InsertionPoint(first), first.location:
-            old_arg.replace_all_uses_with(_from_elements(new_arg))
-    return new
-
-
-def _rebuild(op: ir.Operation, result_positions: list[int]) -> ir.Operation:
-    """``op`` again, on its current operands, with scalar results at ``result_positions``
-    (made tensors again for the old uses) and empty regions for the caller to fill."""
-    types = [r.type for r in op.results]
-    for p in result_positions:
-        types[p] = _element(types[p])
-    with ir.InsertionPoint(op), op.location:
-        new = ir.Operation.create(
-            op.name,
-            results=types,
-            operands=list(op.operands),
-            attributes={name: op.attributes[name] for name in op.attributes},
-            regions=len(op.regions),
-        )
-        for old, fresh in zip(op.results, new.results):
-            old.replace_all_uses_with(_from_elements(fresh) if old.type != fresh.type else fresh)
-    return new
+def _scalar_result(op: ir.Operation, index: int) -> None:
+    """Result ``index`` (a rank-0 tensor) becomes its element; its users read a
+    ``tensor.from_elements`` right after ``op``."""
+    result = op.results[index]
+    retype(result, _element(result.type), sh.tensor_of, ir.InsertionPoint.after(op), op.location)
 
 
 def _scalarize_yields(region: ir.Region, positions: list[int], first: int = 0) -> None:
@@ -113,43 +74,34 @@ def _scalarize_yields(region: ir.Region, positions: list[int], first: int = 0) -
 
 def _scalarize_for(op: ir.Operation) -> None:
     inits = [p for p, r in enumerate(op.results) if _is_rank0(r.type)]
-    if not inits:
-        return
     _scalar_operands(op, inits, first=3)  # lower bound, upper bound, step come first
     _scalarize_yields(op.regions[0], inits)
-    new = _rebuild(op, inits)
-    old = op.regions[0].blocks[0]
-    _move_block(old, new.regions[0], _scalar_args(old, inits, first=1))  # the induction variable
-    op.erase()
+    for p in inits:
+        _scalar_arg(op.regions[0].blocks[0], 1 + p)  # after the induction variable
+        _scalar_result(op, p)
 
 
 def _scalarize_while(op: ir.Operation) -> None:
     before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
     carried = [p for p, a in enumerate(before.arguments) if _is_rank0(a.type)]
     forwarded = [p for p, r in enumerate(op.results) if _is_rank0(r.type)]
-    if not carried and not forwarded:
-        return
     _scalar_operands(op, carried)
     _scalar_operands(_terminator(before), forwarded, first=1)  # scf.condition(flag, values...)
     _scalarize_yields(op.regions[1], carried)
-    new = _rebuild(op, forwarded)
-    _move_block(before, new.regions[0], _scalar_args(before, carried))
-    _move_block(after, new.regions[1], _scalar_args(after, forwarded))
-    op.erase()
+    for p in carried:
+        _scalar_arg(before, p)
+    for p in forwarded:
+        _scalar_arg(after, p)
+        _scalar_result(op, p)
 
 
 def _scalarize_branches(op: ir.Operation) -> None:
     """scf.if / scf.index_switch: rank-0 results come out of every branch as scalars."""
     results = [p for p, r in enumerate(op.results) if _is_rank0(r.type)]
-    if not results:
-        return
     for region in op.regions:
         _scalarize_yields(region, results)
-    new = _rebuild(op, results)
-    for old_region, new_region in zip(op.regions, new.regions):
-        if len(old_region.blocks):
-            _move_block(old_region.blocks[0], new_region, [])
-    op.erase()
+    for p in results:
+        _scalar_result(op, p)
 
 
 def _scalarize_generic(op: ir.Operation) -> None:
@@ -162,12 +114,12 @@ def _scalarize_generic(op: ir.Operation) -> None:
     with ir.InsertionPoint(op), op.location:
         for arg, operand in zip(body.arguments, op.operands):
             if len(list(arg.uses)):
-                arg.replace_all_uses_with(_extract(operand) if _is_rank0(operand.type) else operand)
+                arg.replace_all_uses_with(sh.element_of(operand) if _is_rank0(operand.type) else operand)
         terminator = _terminator(body)
         for inner in list(body.operations)[:-1]:
             inner.operation.move_before(op)
         for result, value in zip(op.results, terminator.operands):
-            result.replace_all_uses_with(_from_elements(value))
+            result.replace_all_uses_with(sh.tensor_of(value))
     op.erase()
 
 

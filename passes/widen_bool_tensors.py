@@ -16,7 +16,7 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass, retype, walk_ops
 
 _RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape")
 
@@ -29,7 +29,7 @@ def _is_bool_tensor(t: ir.Type) -> bool:
 
 
 def _input_count(op: ir.Operation) -> int:
-    return ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])[0]
+    return len(op.operands) - len(op.results)  # a generic on tensors has one init per result
 
 
 def _readers(result: ir.Value, reshapes: list[ir.Value]) -> list[tuple[ir.Operation, int]] | None:
@@ -57,12 +57,12 @@ def _byte_tensor(t: ir.Type) -> ir.Type:
 
 def _narrow_at_top(block: ir.Block, arg: ir.BlockArgument) -> None:
     """``arg`` becomes i8; its users read ``trunci arg``."""
-    arg.set_type(ir.IntegerType.get_signless(8))
     first = block.operations[0]
-    with ir.InsertionPoint(first), first.location:
-        narrow = ir.Operation.create("arith.trunci", results=[ir.IntegerType.get_signless(1)], operands=[arg]).result
-    arg.replace_all_uses_with(narrow)
-    narrow.owner.operands[0] = arg  # replace_all_uses_with rewired the trunci itself
+    retype(arg, ir.IntegerType.get_signless(8), _truncate, ir.InsertionPoint(first), first.location)
+
+
+def _truncate(byte: ir.Value) -> ir.Value:
+    return ir.Operation.create("arith.trunci", results=[ir.IntegerType.get_signless(1)], operands=[byte]).result
 
 
 def _widen(op: ir.Operation, index: int) -> bool:
