@@ -49,6 +49,11 @@ def is_unsigned(t: ir.Type) -> bool:
     return isinstance(t, ir.IntegerType) and ir.IntegerType(t).is_unsigned
 
 
+def integer_range(width: int, signed: bool) -> tuple[int, int]:
+    """(lowest, highest) value of a ``width``-bit integer."""
+    return (-(2 ** (width - 1)), 2 ** (width - 1) - 1) if signed else (0, 2**width - 1)
+
+
 def dense_i64(values: Sequence[int]) -> ir.Attribute:
     return ir.DenseI64ArrayAttr.get([int(v) for v in values])
 

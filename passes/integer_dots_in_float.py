@@ -23,20 +23,11 @@ from .base import ModulePass, walk_ops
 EXACT_SUMS = ((24, ir.F32Type), (53, ir.F64Type))  # (mantissa bits with the implicit one, type)
 
 
-def _magnitude(elem: ir.Type) -> int | None:
-    """The largest |value| of an integer type (None for other types and i1)."""
+def _range(elem: ir.Type) -> tuple[int, int] | None:
+    """(lowest, highest) value of an integer type (None for other types and i1)."""
     if not isinstance(elem, ir.IntegerType) or ir.IntegerType(elem).width < 2:
         return None
-    width = ir.IntegerType(elem).width
-    return 2**width - 1 if ir.IntegerType(elem).is_unsigned else 2 ** (width - 1)
-
-
-def _result_limit(elem: ir.Type) -> int | None:
-    """The largest sum the result type holds without wrapping."""
-    if not isinstance(elem, ir.IntegerType) or ir.IntegerType(elem).width < 2:
-        return None
-    width = ir.IntegerType(elem).width
-    return 2**width - 1 if ir.IntegerType(elem).is_unsigned else 2 ** (width - 1) - 1
+    return sh.integer_range(ir.IntegerType(elem).width, not sh.is_unsigned(elem))
 
 
 def _contracted(op: ir.Operation) -> int:
@@ -51,13 +42,14 @@ def _float_type(op: ir.Operation) -> ir.Type | None:
     """f32 or f64 if every partial sum of ``op`` is exact in it, else None."""
     lhs, rhs = (sh.element_type(v) for v in op.operands)
     result = sh.element_type(op.results[0])
-    bounds = [_magnitude(lhs), _magnitude(rhs), _result_limit(result)]
-    if None in bounds or not all(ir.RankedTensorType(v.type).has_static_shape for v in op.operands):
+    ranges = [_range(lhs), _range(rhs), _range(result)]
+    if None in ranges or not all(ir.RankedTensorType(v.type).has_static_shape for v in op.operands):
         return None
     if sh.is_unsigned(result) and not (sh.is_unsigned(lhs) and sh.is_unsigned(rhs)):
         return None  # negative sums wrap in an unsigned result
-    largest_sum = _contracted(op) * bounds[0] * bounds[1]
-    if largest_sum > bounds[2]:
+    (lhs_low, lhs_high), (rhs_low, rhs_high), (_, result_high) = ranges
+    largest_sum = _contracted(op) * max(-lhs_low, lhs_high) * max(-rhs_low, rhs_high)
+    if largest_sum > result_high:  # |sum| <= result_high fits whatever the sign
         return None
     for bits, float_type in EXACT_SUMS:
         if largest_sum <= 2**bits:

@@ -17,6 +17,7 @@ import dataclasses
 import ml_dtypes
 import numpy as np
 from xhlo._mlir import arith, ir
+from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, walk_ops
 
@@ -40,10 +41,6 @@ def _splat(value: float, like: ir.Type) -> ir.Value:
     return arith.constant(like, attr)
 
 
-def _integer_range(width: int, signed: bool) -> tuple[int, int]:
-    return (-(2 ** (width - 1)), 2 ** (width - 1) - 1) if signed else (0, 2**width - 1)
-
-
 def _float_bounds(float_type: str, low: int, high: int) -> tuple[float, float] | None:
     """(lowest float that converts in range, first float above the range), as that type holds them.
 
@@ -64,7 +61,7 @@ def _float_bounds(float_type: str, low: int, high: int) -> tuple[float, float] |
 def _saturate(op: ir.Operation) -> None:
     src, result_type = op.operands[0], op.results[0].type
     float_type, int_type = str(_element(src.type)), ir.IntegerType(_element(result_type))
-    low, high = _integer_range(int_type.width, op.name == "arith.fptosi")
+    low, high = sh.integer_range(int_type.width, op.name == "arith.fptosi")
     bounds = _float_bounds(float_type, low, high)
     if bounds is None:
         return
