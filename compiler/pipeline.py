@@ -99,6 +99,8 @@ STAGES: tuple[Stage, ...] = (
         "Large float matmuls -> tagged BLAS-bound matmuls; fuse elementwise ops; SIMD tiles",
         (
             "xhlo-prepare-gemms{im2col=false}",
+            # fusion takes single-use producers: a broadcast gets a copy per reader
+            "xhlo-clone-broadcasts",
             "func.func(linalg-fuse-elementwise-ops)",
             # again: fusion folds reshapes next to a contraction back into a generic
             "xhlo-prepare-gemms",

@@ -27,6 +27,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-lower-sort": "lower_sort:LowerSort",
     "xhlo-lower-select-and-scatter": "lower_select_and_scatter:LowerSelectAndScatter",
     "xhlo-lower-fft": "lower_fft:LowerFft",
+    "xhlo-clone-broadcasts": "clone_broadcasts:CloneBroadcasts",
     "xhlo-expand-batch-norm": "expand_batch_norm:ExpandBatchNorm",
     "xhlo-expand-cholesky": "expand_cholesky:ExpandCholesky",
     "xhlo-expand-triangular-solve": "expand_triangular_solve:ExpandTriangularSolve",
