@@ -30,6 +30,10 @@ def _normal(*shape: int, dtype=np.float32) -> np.ndarray:
     return RNG.standard_normal(shape).astype(dtype)
 
 
+def _complex(*shape: int) -> np.ndarray:
+    return (_normal(*shape) + 1j * _normal(*shape)).astype(np.complex64)
+
+
 def _ints(low: int, high: int, *shape: int, dtype=np.int32) -> np.ndarray:
     return RNG.integers(low, high, shape).astype(dtype)
 
@@ -100,6 +104,10 @@ def _cases() -> list[Case]:
              lambda: (_normal(8, 224, 224, 3), _normal(7, 7, 3, 64)), 1e-3, 1e-3),
         Case("top_k 256 of 256x4096", lambda x: lax.top_k(x, 256)[0], lambda: (_normal(256, 4096),), 0, 0),
         Case("rfft2 512x512", jnp.fft.rfft2, lambda: (_normal(512, 512),), 1e-3, 1e-2),
+        Case("fft rows 256x1024", jnp.fft.fft, lambda: (_complex(256, 1024),), 1e-3, 1e-2),
+        Case("fft rows 64x1000", jnp.fft.fft, lambda: (_complex(64, 1000),), 1e-3, 1e-2),
+        Case("fft 1M", jnp.fft.fft, lambda: (_complex(1 << 20),), 1e-3, 1e-1),
+        Case("irfft rows 512x257", lambda x: jnp.fft.irfft(x, 512), lambda: (_complex(512, 257),), 1e-3, 1e-2),
         Case("random uniform 4M", lambda s: jax.random.uniform(key(s), (1 << 22,)), lambda: (seed,), 0, 0),
     ]
 

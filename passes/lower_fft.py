@@ -1,10 +1,13 @@
 """xhlo-lower-fft: stablehlo.fft as products with constant DFT matrices.
 
 The upstream linalg lowering has no FFT and xhlo links no FFT library, so each
-transformed axis becomes a ``dot_general`` with its discrete Fourier transform
-matrix, computed here in numpy. That is O(n^2) per axis instead of O(n log n),
-but exact in its semantics for every length (no power-of-two restriction) and
-made of ops the rest of the pipeline already lowers.
+transformed axis becomes ``dot_general``s with discrete Fourier transform
+matrices computed here in numpy, made of ops the rest of the pipeline lowers
+well (GEMMs on BLAS or xhlo's small-GEMM loops, fused elementwise twiddles,
+blocked transposes). Lengths up to ``direct-limit`` (and primes) take one DFT
+matrix; longer composite lengths are split Cooley-Tukey style, recursively,
+which keeps the work at O(n * (n1 + n2)) per element for n = n1 * n2. Exact in
+its semantics for every length (no power-of-two restriction).
 
 * FFT / IFFT: complex-to-complex over the last ``len(fft_length)`` axes; IFFT
   scales by 1/n per axis.
@@ -16,9 +19,12 @@ made of ops the rest of the pipeline already lowers.
   numpy and XLA, the imaginary parts of the DC term (and of the Nyquist term for
   even n) are ignored.
 
-Twiddles are computed in float64 from exact integer phases (j*k mod n) and
-rounded once to the element type; complex products are split into real
-``dot_general``s on the real and imaginary parts.
+Where each axis is transformed (in place, or moved to the front so every
+product is one large GEMM) is ``AxisTransforms``' choice; a ``Layout`` tracks
+the moves and one transpose at the end restores the order. Twiddles are
+computed in float64 from exact integer phases (j*k mod n) and rounded once to
+the element type; complex products are split into real ``dot_general``s on
+the real and imaginary parts.
 """
 
 from __future__ import annotations
@@ -36,14 +42,14 @@ from .base import ModulePass, PassError, walk_ops
 # -- DFT matrices (numpy, float64) -----------------------------------------------------
 
 
-def roots_of_unity(rows: int, cols: int, n: int) -> np.ndarray:
-    """exp(2*pi*i * (j*k mod n) / n) for j < rows, k < cols, in float64.
+def roots_of_unity(rows: int, cols: int, n: int, row_step: int = 1) -> np.ndarray:
+    """exp(2*pi*i * (row_step*j*k mod n) / n) for j < rows, k < cols, in float64.
 
     The phase is reduced exactly in integers to the nearest quarter turn plus a
     remainder of at most 1/8 turn, so quarter turns give exact 0 and +-1 and
     symmetric entries are bitwise symmetric (as in FFT libraries' twiddles).
     """
-    turns = np.outer(np.arange(rows, dtype=np.int64), np.arange(cols, dtype=np.int64)) % n
+    turns = np.outer(np.arange(rows, dtype=np.int64) * row_step, np.arange(cols, dtype=np.int64)) % n
     quarter = (4 * turns + n // 2) // n  # nearest multiple of n/4, in quarter turns
     rest = 2.0 * np.pi * (4 * turns - quarter * n) / (4.0 * n)  # |rest| <= pi/4
     c, s = np.cos(rest), np.sin(rest)
@@ -93,9 +99,22 @@ def _real_constant(matrix: np.ndarray, real_elem: ir.Type) -> ir.Value:
     return sh.constant_array(np.ascontiguousarray(matrix.astype(dtype)))
 
 
-def _contract(x: ir.Value, axis: int, matrix: ir.Value) -> ir.Value:
-    """x's ``axis`` times ``matrix`` (rows); the new axis is appended last."""
-    return sh.dot_general(x, matrix, contract=([axis], [0]))
+def _matrix(matrix: np.ndarray, lead: bool, real_elem: ir.Type) -> ir.Value:
+    """The constant ``_times`` multiplies by: [j, k], or [k, j] when it leads."""
+    return _real_constant(matrix.T if lead else matrix, real_elem)
+
+
+def _times(x: ir.Value, position: int, matrix: ir.Value, lead: bool) -> ir.Value:
+    """Contract x's dim ``position`` with a matrix built by ``_matrix``.
+
+    Leading (x's dim 0 only), the matrix is the left operand: one GEMM over all
+    the other dims, and k stays first. Otherwise k is appended last (the
+    spec's dot_general order: free dims of x, then the matrix's).
+    """
+    if lead:
+        assert position == 0
+        return sh.dot_general(matrix, x, contract=([1], [0]))
+    return sh.dot_general(x, matrix, contract=([position], [0]))
 
 
 def _slice_axis(x: ir.Value, axis: int, start: int, stop: int) -> ir.Value:
@@ -123,22 +142,28 @@ class ComplexParts:
     def map(self, fn) -> ComplexParts:
         return ComplexParts(fn(self.re), fn(self.im) if self.im is not None else None)
 
-    def times_matrix(self, axis: int, matrix: np.ndarray, real_elem: ir.Type) -> ComplexParts:
-        """Contract ``axis`` with a complex matrix; the new axis goes last."""
-        m_re = _real_constant(matrix.real, real_elem)
-        m_im = _real_constant(matrix.imag, real_elem)
-        re = _contract(self.re, axis, m_re)
-        im = _contract(self.re, axis, m_im)
+    @property
+    def shape(self) -> list[int]:
+        return list(sh.shape_of(self.re))
+
+    def times_matrix(
+        self, position: int, matrix: np.ndarray, real_elem: ir.Type, lead: bool = False
+    ) -> ComplexParts:
+        """Contract dim ``position`` with a complex matrix [j, k] (see ``_times``)."""
+        m_re = _matrix(matrix.real, lead, real_elem)
+        m_im = _matrix(matrix.imag, lead, real_elem)
+        re = _times(self.re, position, m_re, lead)
+        im = _times(self.re, position, m_im, lead)
         if self.im is not None:
-            re = sh.subtract(re, _contract(self.im, axis, m_im))
-            im = sh.add(im, _contract(self.im, axis, m_re))
+            re = sh.subtract(re, _times(self.im, position, m_im, lead))
+            im = sh.add(im, _times(self.im, position, m_re, lead))
         return ComplexParts(re, im)
 
     def times_elementwise(
         self, factor: np.ndarray, dims: list[int], real_elem: ir.Type
     ) -> ComplexParts:
         """Multiply by a complex constant broadcast along ``dims``."""
-        shape = sh.shape_of(self.re)
+        shape = self.shape
         f_re = sh.broadcast_in_dim(_real_constant(factor.real, real_elem), shape, dims)
         f_im = sh.broadcast_in_dim(_real_constant(factor.imag, real_elem), shape, dims)
         if self.im is None:
@@ -149,76 +174,235 @@ class ComplexParts:
         )
 
 
+@dataclasses.dataclass
+class Layout:
+    """The parts and which operand dim each of their dims holds.
+
+    Transforms move their axis: to the front for the leading-axis algorithm, or
+    last when a direct DFT contracts it in place; ``dims[p]`` remembers the
+    operand dim at position p, and ``restore`` transposes back once at the end.
+    """
+
+    parts: ComplexParts
+    dims: list[int]
+
+    def position(self, axis: int) -> int:
+        return self.dims.index(axis)
+
+    def move_to_front(self, axis: int) -> None:
+        """A transpose (a reshape when only unit dims precede the axis)."""
+        position = self.position(axis)
+        if position == 0:
+            return
+        permutation = [position] + [p for p in range(len(self.dims)) if p != position]
+        shape = self.parts.shape
+        if math.prod(shape[:position]) == 1:
+            new_shape = [shape[p] for p in permutation]
+            self.parts = self.parts.map(lambda v: sh.reshape(v, new_shape))
+        else:
+            self.parts = self.parts.map(lambda v: sh.transpose(v, permutation))
+        self.dims = [self.dims[p] for p in permutation]
+
+    def moved_last(self, axis: int) -> None:
+        """The transform at ``axis``'s position appended its result last."""
+        self.dims.remove(axis)
+        self.dims.append(axis)
+
+    def restore(self) -> ComplexParts:
+        if self.dims == sorted(self.dims):
+            return self.parts
+        permutation = [self.dims.index(d) for d in range(len(self.dims))]
+        return self.parts.map(lambda v: sh.transpose(v, permutation))
+
+
 @dataclasses.dataclass(frozen=True)
 class AxisTransforms:
-    """One-axis transforms; each contracts ``axis`` and appends the result axis last.
+    """One-axis transforms on a ``Layout``; each picks where its axis goes.
 
-    Lengths up to ``direct_limit`` (and primes) use one DFT matrix. Longer
-    composite lengths n = n1 * n2 are split Cooley-Tukey style: length-n1 DFTs,
-    a twiddle multiply, length-n2 DFTs (recursively), keeping constants and work
-    at O(n * (n1 + n2)) instead of O(n^2).
+    * ``in place``: a direct DFT (lengths up to ``direct_limit``, and primes) of
+      the last dim, or of a middle dim with at least ``MIN_PANEL`` trailing
+      elements or at most ``MAX_BATCH`` leading ones, multiplies by the DFT
+      matrix where the axis is (one GEMM per real product, or a batch over the
+      leading dims); the result dim goes last.
+    * ``last``: in a one-axis transform, a longer length n = n1 * n2 of the
+      last dim, with n1 direct and a multiple of ``PANEL_MULTIPLE``, is split
+      Cooley-Tukey style where it is: a batch of length-n1 DFTs on the middle dim of [..., n1, n2], a
+      twiddle multiply, a swap of the two last dims, length-n2 DFTs on the last
+      dim (recursively), a swap back. No transpose of the whole operand.
+    * ``leading``: otherwise the axis is moved to the front (a transpose) and
+      split there: length-n1 DFTs on the leading dim, a twiddle multiply, a swap
+      of the two leading dims, length-n2 DFTs on the leading dim (recursively).
+      Every product is then one large GEMM over all the other dims.
+
+    Split lengths cost O(n * (n1 + n2)) per element instead of O(n^2). Measured
+    (``benchmarks/bench_ops.py`` and by hand): ``last`` beat ``leading`` 1.5-3x
+    on rows of 1024 and 4096 (two transposes of the operand saved), lost 4x on
+    rows of 1000 (n1 = 25: the batch of 25-column GEMMs runs far below BLAS
+    speed), and made a 512x512 rfft2 2-3x slower (its rows' output feeds the
+    column transform's products in a layout they take badly).
     """
 
     real_elem: ir.Type
     direct_limit: int
+    one_axis: bool = True  # the op transforms a single axis (``last`` allowed)
+
+    MIN_PANEL = 64  # trailing elements that make an in-place middle-dim product worth it
+    MAX_BATCH = 16  # ... or leading elements few enough (a batch of that many GEMMs)
+    TWIDDLE_TABLE = 1 << 16  # entries of the largest twiddle constant
+    PANEL_MULTIPLE = 8  # n1 that batches of middle-dim GEMMs run well with
 
     def _direct(self, n: int) -> bool:
         return n <= self.direct_limit or _split_factor(n) == 1
 
-    def c2c(self, x: ComplexParts, axis: int, n: int, inverse: bool) -> ComplexParts:
+    def _strategy(self, layout: Layout, axis: int, n: int) -> str:
+        position = layout.position(axis)
+        last = position == len(layout.dims) - 1
         if self._direct(n):
-            return x.times_matrix(axis, dft_matrix(n, inverse), self.real_elem)
+            shape = layout.parts.shape
+            worth_it = math.prod(shape[position + 1 :]) >= self.MIN_PANEL or math.prod(shape[:position]) <= self.MAX_BATCH
+            return "in place" if last or (position > 0 and worth_it) else "leading"
+        n1 = _split_factor(n)
+        if self.one_axis and last and self._direct(n1) and n1 % self.PANEL_MULTIPLE == 0:
+            return "last"
+        return "leading"
+
+    def c2c(self, layout: Layout, axis: int, n: int, inverse: bool, rows: int | None = None) -> None:
+        """Complex DFT of ``axis`` (its first ``rows`` outputs)."""
+        rows = n if rows is None else rows
+        strategy = self._strategy(layout, axis, n)
+        if strategy == "leading":
+            layout.move_to_front(axis)
+            layout.parts = self.leading_c2c(layout.parts, n, inverse, rows)
+            return
+        position = layout.position(axis)
+        if strategy == "last":
+            layout.parts = self.last_c2c(layout.parts, n, inverse, rows)
+            return
+        matrix = dft_matrix(n, inverse)[:, :rows]
+        layout.parts = layout.parts.times_matrix(position, matrix, self.real_elem)
+        layout.moved_last(axis)
+
+    def leading_c2c(self, x: ComplexParts, n: int, inverse: bool, rows: int) -> ComplexParts:
+        """DFT of the leading dim: [n, *rest] -> [rows, *rest]."""
+        if self._direct(n):
+            return x.times_matrix(0, dft_matrix(n, inverse)[:, :rows], self.real_elem, lead=True)
         n1 = _split_factor(n)
         n2 = n // n1
         # Input index j = j1 * n2 + j2, output index k = k1 + n1 * k2.
-        shape = list(sh.shape_of(x.re))
-        split = shape[:axis] + [n1, n2] + shape[axis + 1 :]
-        x = x.map(lambda v: sh.reshape(v, split))
-        x = self.c2c(x, axis, n1, inverse)  # over j1: [.., j2, .., k1]
-        last = len(split) - 1
-        roots = roots_of_unity(n2, n1, n)  # [j2, k1]
-        twiddle = roots if inverse else np.conj(roots)
-        x = x.times_elementwise(twiddle, [axis, last], self.real_elem)
-        x = self.c2c(x, axis, n2, inverse)  # over j2: [.., k1, k2]
-        rank = len(split) - 1
-        swap = list(range(rank - 1)) + [rank, rank - 1]
-        merged = shape[:axis] + shape[axis + 1 :] + [n]
-        return x.map(lambda v: sh.reshape(sh.transpose(v, swap), merged))
+        rest = x.shape[1:]
+        x = x.map(lambda v: sh.reshape(v, [n1, n2, *rest]))
+        x = self.leading_c2c(x, n1, inverse, n1)  # [k1, j2, *rest]
+        x = self.times_twiddles(x, n1, n2, n, inverse, k1_dim=0, j2_dim=1)
+        x = x.map(lambda v: sh.transpose(v, [1, 0, *range(2, len(rest) + 2)]))  # [j2, k1, *rest]
+        k2_rows = -(-rows // n1)
+        x = self.leading_c2c(x, n2, inverse, k2_rows)  # [k2, k1, *rest]
+        return _merge_and_keep(x, 0, k2_rows * n1, rows)
 
-    def rfft(self, x: ir.Value, axis: int, n: int) -> ComplexParts:
-        """Real input: the n//2+1 non-redundant outputs."""
+    def last_c2c(self, x: ComplexParts, n: int, inverse: bool, rows: int) -> ComplexParts:
+        """DFT of the last dim: [*rest, n] -> [*rest, rows]."""
+        r = len(x.shape) - 1
         if self._direct(n):
-            return ComplexParts(x, None).times_matrix(axis, rfft_matrix(n), self.real_elem)
-        full = self.c2c(ComplexParts(x, None), axis, n, inverse=False)
-        last = len(sh.shape_of(x)) - 1
-        return full.map(lambda v: _slice_axis(v, last, 0, n // 2 + 1))
+            return x.times_matrix(r, dft_matrix(n, inverse)[:, :rows], self.real_elem)
+        n1 = _split_factor(n)
+        n2 = n // n1
+        rest = x.shape[:-1]
+        x = x.map(lambda v: sh.reshape(v, [*rest, n1, n2]))
+        x = x.times_matrix(r, dft_matrix(n1, inverse), self.real_elem)  # [*rest, j2, k1]
+        x = self.times_twiddles(x, n1, n2, n, inverse, k1_dim=r + 1, j2_dim=r)
+        swap = [*range(r), r + 1, r]
+        x = x.map(lambda v: sh.transpose(v, swap))  # [*rest, k1, j2]
+        k2_rows = -(-rows // n1)
+        x = self.last_c2c(x, n2, inverse, k2_rows)  # [*rest, k1, k2]
+        x = x.map(lambda v: sh.transpose(v, swap))  # [*rest, k2, k1]
+        return _merge_and_keep(x, r, k2_rows * n1, rows)
 
-    def irfft(self, x: ComplexParts, axis: int, n: int) -> ir.Value:
-        """n real outputs from the n//2+1 leading terms of a Hermitian spectrum."""
+    def times_twiddles(
+        self, x: ComplexParts, n1: int, n2: int, n: int, inverse: bool, k1_dim: int, j2_dim: int
+    ) -> ComplexParts:
+        """x times exp(-+2 pi i k1 j2 / n) over its dims k1 (n1) and j2 (n2).
+
+        A table of more than ``TWIDDLE_TABLE`` entries (8 MB of constants for
+        n = 2^20, which LLVM took ~0.4 s to compile) is the product of two
+        smaller ones: with k1 = a * m + b, w^(k1 j2) = w^(m a j2) * w^(b j2).
+        """
+        def signed(roots: np.ndarray) -> np.ndarray:
+            return roots if inverse else np.conj(roots)
+
+        m = _split_factor(n1) if n1 * n2 > self.TWIDDLE_TABLE else 1
+        if m == 1:
+            return _times_table(x, signed(roots_of_unity(n1, n2, n)), k1_dim, j2_dim, self.real_elem)
+        shape = x.shape
+        split = [*shape[:k1_dim], n1 // m, m, *shape[k1_dim + 1 :]]
+        j2_split = j2_dim + (j2_dim > k1_dim)
+        x = x.map(lambda v: sh.reshape(v, split))
+        coarse = signed(roots_of_unity(n1 // m, n2, n, row_step=m))  # [a, j2]
+        fine = signed(roots_of_unity(m, n2, n))  # [b, j2]
+        x = _times_table(x, coarse, k1_dim, j2_split, self.real_elem)
+        x = _times_table(x, fine, k1_dim + 1, j2_split, self.real_elem)
+        return x.map(lambda v: sh.reshape(v, shape))
+
+    def rfft(self, layout: Layout, axis: int, n: int) -> None:
+        """Real input: the n//2+1 non-redundant outputs."""
+        self.c2c(layout, axis, n, inverse=False, rows=n // 2 + 1)
+
+    def irfft(self, layout: Layout, axis: int, n: int) -> None:
+        """n real outputs (in ``parts.re``) from the n//2+1 leading terms of a Hermitian spectrum."""
+        strategy = self._strategy(layout, axis, n)
+        if strategy == "leading":
+            layout.move_to_front(axis)
+        position = layout.position(axis)
+        x = layout.parts
         if self._direct(n):
             cos_part, sin_part = irfft_matrices(n)
-            return sh.add(
-                _contract(x.re, axis, _real_constant(cos_part, self.real_elem)),
-                _contract(x.im, axis, _real_constant(sin_part, self.real_elem)),
+            lead = strategy == "leading"
+            re = sh.add(
+                _times(x.re, position, _matrix(cos_part, lead, self.real_elem), lead),
+                _times(x.im, position, _matrix(sin_part, lead, self.real_elem), lead),
             )
-        m = n // 2 + 1
-        keep_imag = np.ones(m)
-        keep_imag[0] = 0.0  # DC (and Nyquist) count by their real part only
-        if n % 2 == 0:
-            keep_imag[m - 1] = 0.0
-        im = sh.multiply(
-            x.im,
-            sh.broadcast_in_dim(
-                _real_constant(keep_imag, self.real_elem), sh.shape_of(x.im), [axis]
-            ),
-        )
-        # X[k] = conj(X[n - k]) for k = m .. n-1.
-        mirror_re = sh.reverse(_slice_axis(x.re, axis, 1, n - m + 1), [axis])
-        mirror_im = sh.unary("negate", sh.reverse(_slice_axis(x.im, axis, 1, n - m + 1), [axis]))
-        full = ComplexParts(
-            sh.concatenate([x.re, mirror_re], axis), sh.concatenate([im, mirror_im], axis)
-        )
-        return self.c2c(full, axis, n, inverse=True).re
+            layout.parts = ComplexParts(re, None)
+            if not lead:
+                layout.moved_last(axis)
+            return
+        full = _hermitian_spectrum(x, position, n, self.real_elem)
+        split = self.leading_c2c if strategy == "leading" else self.last_c2c
+        layout.parts = ComplexParts(split(full, n, True, n).re, None)
+
+
+def _times_table(x: ComplexParts, table: np.ndarray, row_dim: int, col_dim: int, real_elem: ir.Type) -> ComplexParts:
+    """x times a complex constant indexed [row, col], broadcast along x's other dims."""
+    if row_dim < col_dim:
+        return x.times_elementwise(table, [row_dim, col_dim], real_elem)
+    return x.times_elementwise(table.T, [col_dim, row_dim], real_elem)
+
+
+def _merge_and_keep(x: ComplexParts, position: int, size: int, rows: int) -> ComplexParts:
+    """Merge dims ``position`` and ``position + 1`` (size elements) and keep the first ``rows``."""
+    shape = x.shape
+    merged = [*shape[:position], size, *shape[position + 2 :]]
+    x = x.map(lambda v: sh.reshape(v, merged))
+    if size > rows:
+        x = x.map(lambda v: _slice_axis(v, position, 0, rows))
+    return x
+
+
+def _hermitian_spectrum(x: ComplexParts, position: int, n: int, real_elem: ir.Type) -> ComplexParts:
+    """All n terms along ``position`` from its n//2+1 leading ones: X[k] = conj(X[n - k]).
+
+    The imaginary parts of the DC (and, for even n, the Nyquist) term are
+    ignored, as numpy and XLA do.
+    """
+    m = n // 2 + 1
+    keep_imag = np.ones(m)
+    keep_imag[0] = 0.0
+    if n % 2 == 0:
+        keep_imag[m - 1] = 0.0
+    keep = sh.broadcast_in_dim(_real_constant(keep_imag, real_elem), x.shape, [position])
+    im = sh.multiply(x.im, keep)
+    mirror_re = sh.reverse(_slice_axis(x.re, position, 1, n - m + 1), [position])
+    mirror_im = sh.unary("negate", sh.reverse(_slice_axis(x.im, position, 1, n - m + 1), [position]))
+    return ComplexParts(
+        sh.concatenate([x.re, mirror_re], position), sh.concatenate([im, mirror_im], position)
+    )
 
 
 def _fft_type(op: ir.Operation) -> str:
@@ -254,32 +438,26 @@ def _lower(op: ir.Operation, kind: str, lengths: list[int], direct_limit: int) -
         return sh.constant(0, result_type)
     elem = result_type.element_type if kind != "RFFT" else sh.element_type(x)
     real_elem = ir.ComplexType(elem).element_type if isinstance(elem, ir.ComplexType) else elem
-    axes = AxisTransforms(real_elem, direct_limit)
     rank, count = len(sh.shape_of(x)), len(lengths)
+    axes = AxisTransforms(real_elem, direct_limit, one_axis=count == 1)
     first = rank - count  # the outermost transformed axis
 
-    # Transforming position `first` moves that axis last; doing so for each of the
-    # c2c axes in turn rotates them back into their original order.
-    if kind in ("FFT", "IFFT"):
-        parts = ComplexParts(sh.real(x), sh.imag(x))
-        for n in lengths:
-            parts = axes.c2c(parts, first, n, inverse=kind == "IFFT")
-        return sh.complex_from_parts(parts.re, parts.im)
+    # Outer axes first: each in-place product moves its axis last, so a run of
+    # them rotates the axes back into their order; ``restore`` does the rest.
+    outer = list(range(first, rank - 1))
     if kind == "RFFT":
-        parts = axes.rfft(x, rank - 1, lengths[-1])
-        for n in lengths[:-1]:
-            parts = axes.c2c(parts, first, n, inverse=False)
-        result = sh.complex_from_parts(parts.re, parts.im)
-        if count == 1:
-            return result
-        # The innermost axis now sits at `first`, followed by the outer axes.
-        permutation = list(range(first)) + list(range(first + 1, rank)) + [first]
-        return sh.transpose(result, permutation)
-    # IRFFT: outer axes (rotating), then the innermost axis, which lands last.
-    parts = ComplexParts(sh.real(x), sh.imag(x))
-    for n in lengths[:-1]:
-        parts = axes.c2c(parts, first, n, inverse=True)
-    return axes.irfft(parts, first, lengths[-1])
+        layout = Layout(ComplexParts(x, None), list(range(rank)))
+        axes.rfft(layout, rank - 1, lengths[-1])
+    else:
+        layout = Layout(ComplexParts(sh.real(x), sh.imag(x)), list(range(rank)))
+    c2c_axes = outer + [rank - 1] if kind in ("FFT", "IFFT") else outer
+    for axis in c2c_axes:
+        axes.c2c(layout, axis, lengths[axis - first], inverse=kind in ("IFFT", "IRFFT"))
+    if kind == "IRFFT":
+        axes.irfft(layout, rank - 1, lengths[-1])
+        return layout.restore().re
+    parts = layout.restore()
+    return sh.complex_from_parts(parts.re, parts.im)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -219,3 +219,38 @@ def test_long_axis_default_split(n):
     assert_close(
         xhlo.compile(src)(half), np.fft.irfft(half.astype(np.complex128), n), [n], np.float32
     )
+
+
+@pytest.mark.parametrize(
+    "kind, shape, axes_count",
+    [
+        ("FFT", (3, 1024), 1),  # last axis split in place (n1 = 32)
+        ("FFT", (4096,), 1),  # rank 1: the axis is both first and last
+        ("IFFT", (5, 1000), 1),  # n1 = 25: moved to the front
+        ("RFFT", (130, 128), 2),  # rows and columns at the front
+        ("IFFT", (2, 96, 128), 2),
+        ("IRFFT", (6, 128, 128), 2),
+        ("IRFFT", (3, 1000), 1),
+        ("FFT", (1 << 17,), 1),  # its twiddle table is a product of two smaller ones
+    ],
+)
+def test_long_axes_each_strategy(kind, shape, axes_count):
+    """Lengths past direct-limit, in the layouts that pick each strategy, against numpy."""
+    rng = np.random.default_rng(sum(shape))
+    lengths = list(shape[-axes_count:])
+    axes = list(range(-axes_count, 0))
+    half = list(shape[:-1]) + [shape[-1] // 2 + 1]
+    if kind in ("FFT", "IFFT"):
+        x = random_complex(shape, np.complex64, rng)
+        src = fft_module(kind, shape, "complex<f32>", shape, "complex<f32>", lengths)
+        expected = (np.fft.fftn if kind == "FFT" else np.fft.ifftn)(x.astype(np.complex128), axes=axes)
+    elif kind == "RFFT":
+        x = rng.standard_normal(shape).astype(np.float32)
+        src = fft_module(kind, shape, "f32", half, "complex<f32>", lengths)
+        expected = np.fft.rfftn(x.astype(np.float64), axes=axes)
+    else:
+        x = random_complex(half, np.complex64, rng)
+        src = fft_module(kind, half, "complex<f32>", shape, "f32", lengths)
+        expected = np.fft.irfftn(x.astype(np.complex128), s=lengths, axes=axes)
+    got = xhlo.compile(src)(x)
+    assert_close(got, expected, lengths, got.dtype)

@@ -46,17 +46,18 @@ func.func @ifft_2d(%x: tensor<2x3x4xcomplex<f64>>) -> tensor<2x3x4xcomplex<f64>>
 // -----
 
 // RFFT: the real input is transformed on its last axis first with the
-// n//2+1 = 5 kept columns (two dots, no imaginary input), then the outer axis;
-// one transpose puts the halved axis back last.
+// n//2+1 = 5 kept columns (two dots, no imaginary input), then the outer axis,
+// which leads: its (transposed) DFT matrix is the left operand, one product
+// over the whole tensor, and no transpose is needed.
 
 // CHECK-LABEL: func.func @rfft_2d
 // CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<3x8xf32>
 // CHECK: %[[RE:.*]] = stablehlo.dot_general %[[X]], %{{.*}}, contracting_dims = [1] x [0] : (tensor<3x8xf32>, tensor<8x5xf32>) -> tensor<3x5xf32>
 // CHECK: %[[IM:.*]] = stablehlo.dot_general %[[X]], %{{.*}}, contracting_dims = [1] x [0] : (tensor<3x8xf32>, tensor<8x5xf32>) -> tensor<3x5xf32>
-// CHECK: stablehlo.dot_general %[[RE]], %{{.*}}, contracting_dims = [0] x [0] : (tensor<3x5xf32>, tensor<3x3xf32>) -> tensor<5x3xf32>
-// CHECK: %[[C:.*]] = stablehlo.complex %{{.*}}, %{{.*}} : tensor<5x3xcomplex<f32>>
-// CHECK: %[[T:.*]] = stablehlo.transpose %[[C]], dims = [1, 0] : (tensor<5x3xcomplex<f32>>) -> tensor<3x5xcomplex<f32>>
-// CHECK: return %[[T]]
+// CHECK: stablehlo.dot_general %{{.*}}, %[[RE]], contracting_dims = [1] x [0] : (tensor<3x3xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+// CHECK-NOT: stablehlo.transpose
+// CHECK: %[[C:.*]] = stablehlo.complex %{{.*}}, %{{.*}} : tensor<3x5xcomplex<f32>>
+// CHECK: return %[[C]]
 func.func @rfft_2d(%x: tensor<3x8xf32>) -> tensor<3x5xcomplex<f32>> {
   %0 = stablehlo.fft %x, type = RFFT, length = [3, 8] : (tensor<3x8xf32>) -> tensor<3x5xcomplex<f32>>
   return %0 : tensor<3x5xcomplex<f32>>
@@ -97,20 +98,21 @@ func.func @empty(%x: tensor<4x0x17xcomplex<f32>>) -> tensor<4x0x32xf32> {
 // -----
 
 // Past direct-limit a composite length n = n1 * n2 is split: reshape to
-// [n1, n2], length-n1 DFTs, twiddles exp(-2 pi i j2 k1 / n), length-n2 DFTs,
-// then [k1, k2] -> k1 + n1 * k2 by a transpose and a reshape.
+// [n1, n2], length-n1 DFTs on the leading dim (the transposed DFT matrix on the
+// left), twiddles exp(-2 pi i k1 j2 / n), a swap of the two leading dims,
+// length-n2 DFTs, and [k2, k1] -> k1 + n1 * k2 by a reshape.
 
 // CHECK-LABEL: func.func @split
 // CHECK: tensor<6x6xf32>
 // SPLIT-LABEL: func.func @split
 // SPLIT-NOT: tensor<6x6xf32>
 // SPLIT: %[[RE:.*]] = stablehlo.reshape %{{.*}} : (tensor<6xf32>) -> tensor<2x3xf32>
-// SPLIT: stablehlo.dot_general %[[RE]], %{{.*}}, contracting_dims = [0] x [0] : (tensor<2x3xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>
-// SPLIT: %[[TW:.*]] = stablehlo.constant dense<{{\[}}[1.000000e+00, 1.000000e+00], [1.000000e+00, 5.000000e-01], [1.000000e+00, -5.000000e-01]]> : tensor<3x2xf32>
-// SPLIT: stablehlo.multiply %{{.*}}, %{{.*}} : tensor<3x2xf32>
-// SPLIT: stablehlo.dot_general %{{.*}}, %{{.*}}, contracting_dims = [0] x [0] : (tensor<3x2xf32>, tensor<3x3xf32>) -> tensor<2x3xf32>
+// SPLIT: stablehlo.dot_general %{{.*}}, %[[RE]], contracting_dims = [1] x [0] : (tensor<2x2xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// SPLIT: %[[TW:.*]] = stablehlo.constant dense<{{\[}}[1.000000e+00, 1.000000e+00, 1.000000e+00], [1.000000e+00, 5.000000e-01, -5.000000e-01]]> : tensor<2x3xf32>
+// SPLIT: stablehlo.multiply %{{.*}}, %{{.*}} : tensor<2x3xf32>
 // SPLIT: %[[T:.*]] = stablehlo.transpose %{{.*}}, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
-// SPLIT: stablehlo.reshape %[[T]] : (tensor<3x2xf32>) -> tensor<6xf32>
+// SPLIT: stablehlo.dot_general %{{.*}}, %[[T]], contracting_dims = [1] x [0] : (tensor<3x3xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+// SPLIT: stablehlo.reshape %{{.*}} : (tensor<3x2xf32>) -> tensor<6xf32>
 // SPLIT: stablehlo.complex {{.*}} : tensor<6xcomplex<f32>>
 func.func @split(%x: tensor<6xcomplex<f32>>) -> tensor<6xcomplex<f32>> {
   %0 = stablehlo.fft %x, type = FFT, length = [6] : (tensor<6xcomplex<f32>>) -> tensor<6xcomplex<f32>>
