@@ -107,6 +107,7 @@ def _cases() -> list[Case]:
         Case("fft rows 256x1024", jnp.fft.fft, lambda: (_complex(256, 1024),), 1e-3, 1e-2),
         Case("fft rows 64x1000", jnp.fft.fft, lambda: (_complex(64, 1000),), 1e-3, 1e-2),
         Case("fft 1M", jnp.fft.fft, lambda: (_complex(1 << 20),), 1e-3, 1e-1),
+        Case("fft axis 0 of 512x257", lambda x: jnp.fft.fft(x, axis=0), lambda: (_complex(512, 257),), 1e-3, 1e-2),
         Case("irfft rows 512x257", lambda x: jnp.fft.irfft(x, 512), lambda: (_complex(512, 257),), 1e-3, 1e-2),
         Case("random uniform 4M", lambda s: jax.random.uniform(key(s), (1 << 22,)), lambda: (seed,), 0, 0),
     ]

@@ -208,10 +208,11 @@ class Layout:
         self.dims.remove(axis)
         self.dims.append(axis)
 
-    def restore(self) -> ComplexParts:
-        if self.dims == sorted(self.dims):
+    def restore(self, order: list[int] | None = None) -> ComplexParts:
+        """The parts with their dims in ``order`` (operand dims; their own order by default)."""
+        permutation = [self.dims.index(d) for d in (order or sorted(self.dims))]
+        if permutation == sorted(permutation):
             return self.parts
-        permutation = [self.dims.index(d) for d in range(len(self.dims))]
         return self.parts.map(lambda v: sh.transpose(v, permutation))
 
 
@@ -314,7 +315,16 @@ class AxisTransforms:
         k2_rows = -(-rows // n1)
         x = self.last_c2c(x, n2, inverse, k2_rows)  # [*rest, k1, k2]
         x = x.map(lambda v: sh.transpose(v, swap))  # [*rest, k2, k1]
-        return _merge_and_keep(x, r, k2_rows * n1, rows)
+        full, partial = divmod(rows, n1)
+        if not partial:
+            return _merge_and_keep(x, r, rows, rows)
+        # k = k2 * n1 + k1 < rows: the first `full` rows of k2 whole, then the first
+        # `partial` of the next, joined by a concatenation (a slice of the merged
+        # last dim would be a strided view, which the products after it read badly).
+        head = _merge_and_keep(x.map(lambda v: _slice_axis(v, r, 0, full)), r, full * n1, full * n1)
+        tail = x.map(lambda v: _slice_axis(_slice_axis(v, r, full, full + 1), r + 1, 0, partial))
+        tail = tail.map(lambda v: sh.reshape(v, [*rest, partial]))
+        return ComplexParts(*(sh.concatenate([h, t], r) for h, t in ((head.re, tail.re), (head.im, tail.im))))
 
     def times_twiddles(
         self, x: ComplexParts, n1: int, n2: int, n: int, inverse: bool, k1_dim: int, j2_dim: int
@@ -430,15 +440,50 @@ def _check_shapes(op: ir.Operation, kind: str, lengths: list[int]) -> None:
         )
 
 
-def _lower(op: ir.Operation, kind: str, lengths: list[int], direct_limit: int) -> ir.Value:
-    """The replacement value of one stablehlo.fft, built at the current insertion point."""
-    x = op.operands[0]
+def _source_and_dims(x: ir.Value) -> tuple[ir.Value, list[int]]:
+    """x, or the operand of the ``stablehlo.transpose`` that made x, and which dim
+    of x each of its dims is: JAX's transforms of other axes than the last come
+    as transpose, fft, transpose, and the transposes of complex data run as
+    scalar loops. A ``Layout`` starts from the untransposed data instead."""
+    owner = x.owner
+    if isinstance(owner, ir.OpView) and owner.operation.name == "stablehlo.transpose":
+        permutation = list(ir.DenseI64ArrayAttr(owner.attributes["permutation"]))
+        return owner.operands[0], [permutation.index(q) for q in range(len(permutation))]
+    return x, list(range(len(sh.shape_of(x))))
+
+
+def _complex_parts(x: ir.Value) -> ComplexParts:
+    """x's real and imaginary parts (the operands of the ``stablehlo.complex`` that
+    made x: another transform's result)."""
+    owner = x.owner
+    if isinstance(owner, ir.OpView) and owner.operation.name == "stablehlo.complex":
+        return ComplexParts(owner.operands[0], owner.operands[1])
+    return ComplexParts(sh.real(x), sh.imag(x))
+
+
+def _transposing_user(op: ir.Operation) -> ir.Operation | None:
+    """The result's one user when that is a ``stablehlo.transpose`` (the transform then
+    ends in the user's order), unless only FFTs read that transpose: each of them
+    starts from the untransposed data instead, at no cost."""
+    uses = list(op.results[0].uses)
+    if len(uses) != 1 or uses[0].owner.name != "stablehlo.transpose":
+        return None
+    user = uses[0].owner
+    readers = [use.owner.name for use in user.results[0].uses]
+    return None if readers and all(name == "stablehlo.fft" for name in readers) else user
+
+
+def _lower(op: ir.Operation, kind: str, lengths: list[int], direct_limit: int, order: list[int] | None) -> ir.Value:
+    """The replacement value of one stablehlo.fft (its dims in ``order``: a user's
+    transpose folded in), built at the current insertion point."""
+    x, dims = _source_and_dims(op.operands[0])
     result_type = ir.RankedTensorType(op.results[0].type)
     if 0 in sh.shape_of(x) or 0 in result_type.shape:
-        return sh.constant(0, result_type)
+        shape = [result_type.shape[d] for d in order] if order else result_type.shape
+        return sh.constant(0, ir.RankedTensorType.get(shape, result_type.element_type))
     elem = result_type.element_type if kind != "RFFT" else sh.element_type(x)
     real_elem = ir.ComplexType(elem).element_type if isinstance(elem, ir.ComplexType) else elem
-    rank, count = len(sh.shape_of(x)), len(lengths)
+    rank, count = len(dims), len(lengths)
     axes = AxisTransforms(real_elem, direct_limit, one_axis=count == 1)
     first = rank - count  # the outermost transformed axis
 
@@ -446,17 +491,17 @@ def _lower(op: ir.Operation, kind: str, lengths: list[int], direct_limit: int) -
     # them rotates the axes back into their order; ``restore`` does the rest.
     outer = list(range(first, rank - 1))
     if kind == "RFFT":
-        layout = Layout(ComplexParts(x, None), list(range(rank)))
+        layout = Layout(ComplexParts(x, None), dims)
         axes.rfft(layout, rank - 1, lengths[-1])
     else:
-        layout = Layout(ComplexParts(sh.real(x), sh.imag(x)), list(range(rank)))
+        layout = Layout(_complex_parts(x), dims)
     c2c_axes = outer + [rank - 1] if kind in ("FFT", "IFFT") else outer
     for axis in c2c_axes:
         axes.c2c(layout, axis, lengths[axis - first], inverse=kind in ("IFFT", "IRFFT"))
     if kind == "IRFFT":
         axes.irfft(layout, rank - 1, lengths[-1])
-        return layout.restore().re
-    parts = layout.restore()
+        return layout.restore(order).re
+    parts = layout.restore(order)
     return sh.complex_from_parts(parts.re, parts.im)
 
 
@@ -473,7 +518,15 @@ class LowerFft(ModulePass):
             kind = _fft_type(op)
             lengths = list(ir.DenseI64ArrayAttr(op.attributes["fft_length"]))
             _check_shapes(op, kind, lengths)
+            user = _transposing_user(op)
+            order = list(ir.DenseI64ArrayAttr(user.attributes["permutation"])) if user else None
+            producer = op.operands[0].owner
             with ir.InsertionPoint(op), op.location:
-                result = _lower(op, kind, lengths, self.direct_limit)
-            op.results[0].replace_all_uses_with(result)
+                result = _lower(op, kind, lengths, self.direct_limit, order)
+            (user or op).results[0].replace_all_uses_with(result)
+            if user:
+                user.erase()
             op.erase()
+            if isinstance(producer, ir.OpView) and producer.operation.name == "stablehlo.transpose":
+                if not list(producer.results[0].uses):
+                    producer.operation.erase()

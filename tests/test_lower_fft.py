@@ -232,6 +232,7 @@ def test_long_axis_default_split(n):
         ("IRFFT", (6, 128, 128), 2),
         ("IRFFT", (3, 1000), 1),
         ("FFT", (1 << 17,), 1),  # its twiddle table is a product of two smaller ones
+        ("RFFT", (3, 512), 1),  # split in place, 257 = 16 rows of 16 outputs and one more
     ],
 )
 def test_long_axes_each_strategy(kind, shape, axes_count):
@@ -254,3 +255,51 @@ def test_long_axes_each_strategy(kind, shape, axes_count):
         expected = np.fft.irfftn(x.astype(np.complex128), s=lengths, axes=axes)
     got = xhlo.compile(src)(x)
     assert_close(got, expected, lengths, got.dtype)
+
+
+TRANSPOSED = """func.func @main(%x: tensor<64x4x6xf32>, %y: tensor<512x6xcomplex<f32>>)
+    -> (tensor<33x4x6xcomplex<f32>>, tensor<512x6xcomplex<f32>>, tensor<4x6x64xf32>) {
+  %xt = stablehlo.transpose %x, dims = [1, 2, 0] : (tensor<64x4x6xf32>) -> tensor<4x6x64xf32>
+  %r = stablehlo.fft %xt, type = RFFT, length = [64] : (tensor<4x6x64xf32>) -> tensor<4x6x33xcomplex<f32>>
+  %rt = stablehlo.transpose %r, dims = [2, 0, 1] : (tensor<4x6x33xcomplex<f32>>) -> tensor<33x4x6xcomplex<f32>>
+  %yt = stablehlo.transpose %y, dims = [1, 0] : (tensor<512x6xcomplex<f32>>) -> tensor<6x512xcomplex<f32>>
+  %f = stablehlo.fft %yt, type = FFT, length = [512] : (tensor<6x512xcomplex<f32>>) -> tensor<6x512xcomplex<f32>>
+  %ft = stablehlo.transpose %f, dims = [1, 0] : (tensor<6x512xcomplex<f32>>) -> tensor<512x6xcomplex<f32>>
+  return %rt, %ft, %xt : tensor<33x4x6xcomplex<f32>>, tensor<512x6xcomplex<f32>>, tensor<4x6x64xf32>
+}"""
+
+
+def test_transposes_around_the_transform_are_folded():
+    """JAX transforms another axis than the last as transpose, fft, transpose: the
+    transform starts from the untransposed data and ends in the final order, so no
+    transpose of complex data is left (the input transpose stays for its other use)."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((64, 4, 6)).astype(np.float32)
+    y = random_complex((512, 6), np.complex64, rng)
+    exe = xhlo.compile(TRANSPOSED)
+    spectrum, along_rows, xt = exe(x, y)
+    assert_close(spectrum, np.fft.rfft(x.astype(np.float64), axis=0), [64], np.complex64)
+    assert_close(along_rows, np.fft.fft(y.astype(np.complex128), axis=0), [512], np.complex64)
+    np.testing.assert_array_equal(xt, x.transpose(1, 2, 0))
+    prepared = exe.ir("xhlo-stablehlo-prepare")
+    transposes = [line for line in prepared.splitlines() if "stablehlo.transpose" in line]
+    assert not any("complex" in line for line in transposes), transposes
+
+
+def test_a_transform_feeding_another_leaves_the_transpose_between_to_it():
+    """fft(rfft(x), axis=0): the transpose between the two is the second one's to fold;
+    none of the whole [128, 49] array is left."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((128, 96)).astype(np.float32)
+    src = """func.func @main(%x: tensor<128x96xf32>) -> tensor<128x49xcomplex<f32>> {
+  %r = stablehlo.fft %x, type = RFFT, length = [96] : (tensor<128x96xf32>) -> tensor<128x49xcomplex<f32>>
+  %t = stablehlo.transpose %r, dims = [1, 0] : (tensor<128x49xcomplex<f32>>) -> tensor<49x128xcomplex<f32>>
+  %f = stablehlo.fft %t, type = FFT, length = [128] : (tensor<49x128xcomplex<f32>>) -> tensor<49x128xcomplex<f32>>
+  %b = stablehlo.transpose %f, dims = [1, 0] : (tensor<49x128xcomplex<f32>>) -> tensor<128x49xcomplex<f32>>
+  return %b : tensor<128x49xcomplex<f32>>
+}"""
+    exe = xhlo.compile(src)
+    assert_close(exe(x), np.fft.rfft2(x.astype(np.float64)), [128, 96], np.complex64)
+    transposes = [line for line in exe.ir("xhlo-stablehlo-prepare").splitlines() if "stablehlo.transpose" in line]
+    assert transposes  # the splits' own swaps of two dims
+    assert not any(shape in line for line in transposes for shape in ("128x49", "49x128", "complex")), transposes

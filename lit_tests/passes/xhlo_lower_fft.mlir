@@ -85,6 +85,27 @@ func.func @irfft_1d(%x: tensor<2x3xcomplex<f32>>) -> tensor<2x5xf32> {
 
 // -----
 
+// JAX's transform of another axis than the last: transpose, fft, transpose. The
+// transform reads the untransposed parts (its axis leads there) and ends in
+// the final order, so no transpose of complex data is left.
+
+// CHECK-LABEL: func.func @fft_axis0
+// CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<4x3xcomplex<f32>>
+// CHECK-NOT: stablehlo.transpose
+// CHECK: %[[RE:.*]] = stablehlo.real %[[X]] : (tensor<4x3xcomplex<f32>>) -> tensor<4x3xf32>
+// CHECK: stablehlo.dot_general %{{.*}}, %[[RE]], contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK-NOT: stablehlo.transpose
+// CHECK: %[[C:.*]] = stablehlo.complex %{{.*}}, %{{.*}} : tensor<4x3xcomplex<f32>>
+// CHECK: return %[[C]]
+func.func @fft_axis0(%x: tensor<4x3xcomplex<f32>>) -> tensor<4x3xcomplex<f32>> {
+  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<4x3xcomplex<f32>>) -> tensor<3x4xcomplex<f32>>
+  %f = stablehlo.fft %t, type = FFT, length = [4] : (tensor<3x4xcomplex<f32>>) -> tensor<3x4xcomplex<f32>>
+  %b = stablehlo.transpose %f, dims = [1, 0] : (tensor<3x4xcomplex<f32>>) -> tensor<4x3xcomplex<f32>>
+  return %b : tensor<4x3xcomplex<f32>>
+}
+
+// -----
+
 // Nothing to transform: an empty constant.
 
 // CHECK-LABEL: func.func @empty
