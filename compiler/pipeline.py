@@ -158,6 +158,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-outline-serial-loops",
             # after outlining: convert-vector-to-scf's staging buffers, once per function call
             "xhlo-hoist-static-allocas",
+            # loops that differ only in their buffers outline alike: LLVM compiles one of them
+            "xhlo-merge-identical-bodies",
         ),
     ),
     Stage(

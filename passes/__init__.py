@@ -28,6 +28,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-lower-select-and-scatter": "lower_select_and_scatter:LowerSelectAndScatter",
     "xhlo-lower-fft": "lower_fft:LowerFft",
     "xhlo-clone-broadcasts": "clone_broadcasts:CloneBroadcasts",
+    "xhlo-merge-identical-bodies": "merge_identical_bodies:MergeIdenticalBodies",
     "xhlo-expand-batch-norm": "expand_batch_norm:ExpandBatchNorm",
     "xhlo-expand-cholesky": "expand_cholesky:ExpandCholesky",
     "xhlo-expand-triangular-solve": "expand_triangular_solve:ExpandTriangularSolve",
