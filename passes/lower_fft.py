@@ -352,11 +352,32 @@ class AxisTransforms:
         return x.map(lambda v: sh.reshape(v, shape))
 
     def rfft(self, layout: Layout, axis: int, n: int) -> None:
-        """Real input: the n//2+1 non-redundant outputs."""
-        self.c2c(layout, axis, n, inverse=False, rows=n // 2 + 1)
+        """Real input: the n//2+1 non-redundant outputs.
+
+        A split even length is a complex transform of half the length: the even
+        and odd samples as real and imaginary parts, untangled afterwards
+        (half the products of transforming the real input as complex).
+        """
+        if n % 2 or self._direct(n):
+            self.c2c(layout, axis, n, inverse=False, rows=n // 2 + 1)
+            return
+        even, odd = _deinterleave(layout.parts.re, layout.position(axis), n // 2)
+        layout.parts = ComplexParts(even, odd)
+        self.c2c(layout, axis, n // 2, inverse=False)
+        layout.parts = _untangle_spectrum(layout.parts, layout.position(axis), n, self.real_elem)
 
     def irfft(self, layout: Layout, axis: int, n: int) -> None:
-        """n real outputs (in ``parts.re``) from the n//2+1 leading terms of a Hermitian spectrum."""
+        """n real outputs (in ``parts.re``) from the n//2+1 leading terms of a Hermitian spectrum.
+
+        A split even length is the inverse of ``rfft``'s: a complex inverse
+        transform of half the length, whose real and imaginary parts are the
+        even and odd outputs.
+        """
+        if n % 2 == 0 and not self._direct(n):
+            layout.parts = _tangle_spectrum(layout.parts, layout.position(axis), n, self.real_elem)
+            self.c2c(layout, axis, n // 2, inverse=True)
+            layout.parts = ComplexParts(_interleave(layout.parts, layout.position(axis)), None)
+            return
         strategy = self._strategy(layout, axis, n)
         if strategy == "leading":
             layout.move_to_front(axis)
@@ -376,6 +397,63 @@ class AxisTransforms:
         full = _hermitian_spectrum(x, position, n, self.real_elem)
         split = self.leading_c2c if strategy == "leading" else self.last_c2c
         layout.parts = ComplexParts(split(full, n, True, n).re, None)
+
+
+def _half(v: ir.Value) -> ir.Value:
+    return sh.multiply(v, sh.constant(0.5, v.type))
+
+
+def _half_turn_roots(n: int) -> np.ndarray:
+    """exp(-2 pi i k / n) for k = 0 .. n/2."""
+    return np.conj(roots_of_unity(2, n // 2 + 1, n)[1])
+
+
+def _deinterleave(x: ir.Value, position: int, h: int) -> tuple[ir.Value, ir.Value]:
+    """The even and odd elements of dim ``position`` (2h long), each contiguous: the
+    pairs are transposed apart first (reading every other element in place left
+    stride-2 views whose one-element vector reads LLVM translation rejects)."""
+    shape = list(sh.shape_of(x))
+    pairs = sh.reshape(x, [*shape[:position], h, 2, *shape[position + 1 :]])
+    rank = len(shape) + 1
+    apart = sh.transpose(pairs, [*range(position), position + 1, position, *range(position + 2, rank)])
+    halved = [*shape[:position], h, *shape[position + 1 :]]
+    return tuple(sh.reshape(_slice_axis(apart, position, k, k + 1), halved) for k in (0, 1))
+
+
+def _interleave(z: ComplexParts, position: int) -> ir.Value:
+    """Real parts at the even, imaginary parts at the odd places of dim ``position``."""
+    shape = z.shape
+    column = [*shape[: position + 1], 1, *shape[position + 1 :]]
+    pairs = sh.concatenate([sh.reshape(z.re, column), sh.reshape(z.im, column)], position + 1)
+    return sh.reshape(pairs, [*shape[:position], 2 * shape[position], *shape[position + 1 :]])
+
+
+def _untangle_spectrum(z: ComplexParts, position: int, n: int, real_elem: ir.Type) -> ComplexParts:
+    """X[k], k <= n/2, of a real x from Z = the n/2-point DFT of x[2m] + i x[2m+1]:
+    X[k] = E[k] + w^k O[k] with E = (Z[k] + conj Z[-k]) / 2, O = (Z[k] - conj Z[-k]) / 2i."""
+    a = z.map(lambda v: sh.concatenate([v, _slice_axis(v, position, 0, 1)], position))  # Z[k mod h]
+    b = a.map(lambda v: sh.reverse(v, [position]))  # Z[-k mod h]
+    even = ComplexParts(_half(sh.add(a.re, b.re)), _half(sh.subtract(a.im, b.im)))
+    odd = ComplexParts(_half(sh.add(a.im, b.im)), _half(sh.subtract(b.re, a.re)))
+    odd = odd.times_elementwise(_half_turn_roots(n), [position], real_elem)
+    return ComplexParts(sh.add(even.re, odd.re), sh.add(even.im, odd.im))
+
+
+def _tangle_spectrum(x: ComplexParts, position: int, n: int, real_elem: ir.Type) -> ComplexParts:
+    """Z[k], k < n/2, whose inverse n/2-point DFT holds the even samples of the real
+    inverse of X (k <= n/2) as real parts and the odd ones as imaginary parts:
+    Z = E + i O with E = (X[k] + conj X[h-k]) / 2, O = (X[k] - conj X[h-k]) / 2 * w^-k.
+    The imaginary parts of X[0] and X[h] are ignored, as numpy and XLA do."""
+    h = n // 2
+    keep = np.ones(h + 1)
+    keep[0] = keep[h] = 0.0
+    im = sh.multiply(x.im, sh.broadcast_in_dim(_real_constant(keep, real_elem), x.shape, [position]))
+    b = ComplexParts(sh.reverse(x.re, [position]), sh.reverse(im, [position]))
+    even = ComplexParts(_half(sh.add(x.re, b.re)), _half(sh.subtract(im, b.im)))
+    odd = ComplexParts(_half(sh.subtract(x.re, b.re)), _half(sh.add(im, b.im)))
+    odd = odd.times_elementwise(np.conj(_half_turn_roots(n)), [position], real_elem)
+    z = ComplexParts(sh.subtract(even.re, odd.im), sh.add(even.im, odd.re))
+    return z.map(lambda v: _slice_axis(v, position, 0, h))
 
 
 def _times_table(x: ComplexParts, table: np.ndarray, row_dim: int, col_dim: int, real_elem: ir.Type) -> ComplexParts:
