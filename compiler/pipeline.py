@@ -151,6 +151,8 @@ STAGES: tuple[Stage, ...] = (
             "func.func(lower-vector-multi-reduction{lowering-strategy=inner-reduction})",
             "func.func(lower-vector-mask)",
             "func.func(convert-linalg-to-loops)",
+            # one-element reads of strided buffers: a scalar load (no vector load exists for them)
+            "xhlo-scalar-transfer-reads",
             "convert-vector-to-scf",
             # large loops xhlo-vectorize marked write-disjoint -> the xhlo_parallel_for thread pool
             "xhlo-parallelize-loops",

@@ -29,6 +29,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-lower-fft": "lower_fft:LowerFft",
     "xhlo-clone-broadcasts": "clone_broadcasts:CloneBroadcasts",
     "xhlo-merge-identical-bodies": "merge_identical_bodies:MergeIdenticalBodies",
+    "xhlo-scalar-transfer-reads": "scalar_transfer_reads:ScalarTransferReads",
     "xhlo-expand-batch-norm": "expand_batch_norm:ExpandBatchNorm",
     "xhlo-expand-cholesky": "expand_cholesky:ExpandCholesky",
     "xhlo-expand-triangular-solve": "expand_triangular_solve:ExpandTriangularSolve",
