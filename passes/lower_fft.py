@@ -12,10 +12,12 @@ its semantics for every length (no power-of-two restriction).
 * FFT / IFFT: complex-to-complex over the last ``len(fft_length)`` axes; IFFT
   scales by 1/n per axis.
 * RFFT: the innermost axis first, real input times the first n//2+1 columns of
-  the DFT matrix (its other columns are the conjugate mirror); the outer axes
-  are then complex-to-complex.
+  the DFT matrix (its other columns are the conjugate mirror), or, for a split
+  even length, a complex transform of half the length of the even and odd
+  samples, untangled after; the outer axes are then complex-to-complex.
 * IRFFT: the outer axes complex-to-complex first, the innermost axis last,
-  rebuilding the n real outputs from n//2+1 inputs by Hermitian symmetry. As in
+  rebuilding the n real outputs from n//2+1 inputs by Hermitian symmetry (a
+  split even length: the inverse of RFFT's half-length transform). As in
   numpy and XLA, the imaginary parts of the DC term (and of the Nyquist term for
   even n) are ignored.
 
@@ -409,15 +411,11 @@ def _half_turn_roots(n: int) -> np.ndarray:
 
 
 def _deinterleave(x: ir.Value, position: int, h: int) -> tuple[ir.Value, ir.Value]:
-    """The even and odd elements of dim ``position`` (2h long), each contiguous: the
-    pairs are transposed apart first (reading every other element in place left
-    stride-2 views whose one-element vector reads LLVM translation rejects)."""
+    """The even and odd elements of dim ``position`` (2h long)."""
     shape = list(sh.shape_of(x))
     pairs = sh.reshape(x, [*shape[:position], h, 2, *shape[position + 1 :]])
-    rank = len(shape) + 1
-    apart = sh.transpose(pairs, [*range(position), position + 1, position, *range(position + 2, rank)])
     halved = [*shape[:position], h, *shape[position + 1 :]]
-    return tuple(sh.reshape(_slice_axis(apart, position, k, k + 1), halved) for k in (0, 1))
+    return tuple(sh.reshape(_slice_axis(pairs, position + 1, k, k + 1), halved) for k in (0, 1))
 
 
 def _interleave(z: ComplexParts, position: int) -> ir.Value:
