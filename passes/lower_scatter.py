@@ -2,13 +2,16 @@
 
 The upstream ``stablehlo-legalize-to-linalg`` in the pinned wheel has no scatter
 pattern. This StableHLO -> StableHLO rewrite turns every scatter into ops the
-rest of the pipeline lowers: index arithmetic done once on whole tensors, then
-one loop iteration per scatter index vector that reads the operand window
-(dynamic_slice), combines it with the update window through the scatter's
-region and writes it back (dynamic_update_slice, in place after bufferization),
-so an iteration costs the window, not the operand. Windows are applied one
-after another in row-major order of the update scatter dims, so duplicate
-indices give a deterministic result.
+rest of the pipeline lowers: the index vectors and update windows laid out as
+rows once (reshapes and transposes of whole tensors), then one loop iteration
+per scatter index vector that converts its index to i64, tests that its window
+fits, reads the operand window (dynamic_slice), combines it with the update
+window through the scatter's region and writes it back (dynamic_update_slice,
+in place after bufferization), so an iteration costs the window, not the
+operand, and no i64 copy or mask of all the indices is written and read back.
+Updates that broadcast one scalar (a histogram's ones) are one window made
+before the loop. Windows are applied one after another in row-major order of
+the update scatter dims, so duplicate indices give a deterministic result.
 
 Out-of-bounds windows follow XLA (whose results JAX records): a window whose
 full start index does not fit the operand (``start < 0`` or ``start + size >
@@ -107,19 +110,16 @@ def _reshape_if_needed(x: ir.Value, shape: Sequence[int]) -> ir.Value:
 
 
 def _index_matrix(indices: ir.Value, geo: _Geometry) -> ir.Value:
-    """The index vectors as rows of an i64 [num_windows, K] matrix.
-
-    Unsigned indices are zero-extended (ui64 values past the i64 range wrap
-    negative), so large unsigned indices stay out of bounds.
-    """
+    """The index vectors as rows of a [num_windows, K] matrix, in the indices' own
+    type: each iteration converts the one it reads (no i64 copy of them all)."""
     indices = _reshape_if_needed(indices, geo.indices_shape)
     indices = _transpose_if_needed(indices, [*geo.index_scatter_dims, geo.index_vector_dim])
     rows = [geo.num_windows, geo.indices_shape[geo.index_vector_dim]]
-    return _convert_if_needed(_reshape_if_needed(indices, rows), sh.i64())
+    return _reshape_if_needed(indices, rows)
 
 
 def _start_vectors(indices: ir.Value, geo: _Geometry) -> list[ir.Value | None]:
-    """Per operand dim, the [num_windows] i64 window starts (None: always 0)."""
+    """Per operand dim, the [num_windows] window starts (None: always 0)."""
     matrix = _index_matrix(indices, geo)
     starts: list[ir.Value | None] = [None] * len(geo.operand_shape)
     columns = len(geo.scatter_dims_to_operand_dims)
@@ -137,12 +137,13 @@ def _start_vectors(indices: ir.Value, geo: _Geometry) -> list[ir.Value | None]:
     return starts
 
 
-def _window_fits(starts: list[ir.Value | None], geo: _Geometry) -> ir.Value | None:
-    """[num_windows] i1: the whole window lies inside the operand (None: always)."""
+def _window_fits(start_k: list[ir.Value], windows: _Windows) -> ir.Value | None:
+    """i1: window k lies inside the operand, from its i64 starts (None: always)."""
     fits = None
+    geo = windows.geo
     window = geo.window_shape
-    for dim, start in enumerate(starts):
-        if start is None or dim in geo.input_batching_dims:
+    for dim, start in enumerate(start_k):
+        if windows.starts[dim] is None or dim in geo.input_batching_dims:
             continue  # batching coordinates are in range by construction
         last = sh.constant(geo.operand_shape[dim] - window[dim], start.type)
         low = sh.compare("GE", start, sh.constant(0, start.type), "SIGNED")
@@ -151,11 +152,29 @@ def _window_fits(starts: list[ir.Value | None], geo: _Geometry) -> ir.Value | No
     return fits
 
 
-def _update_rows(update: ir.Value, geo: _Geometry) -> ir.Value:
-    """Updates as [num_windows, window dims...]: row k is the k-th update window."""
+def _update_rows(update: ir.Value, geo: _Geometry, elem: ir.Type) -> _Updates:
+    """Updates as [num_windows, window dims...] rows (row k is the k-th update
+    window), in the region's element type; a broadcast scalar is one window for all."""
+    owner = update.owner
+    if (
+        isinstance(owner, ir.OpView)
+        and owner.operation.name == "stablehlo.broadcast_in_dim"
+        and not sh.shape_of(owner.operands[0])
+    ):
+        scalar = _convert_if_needed(owner.operands[0], elem)
+        return _Updates(None, sh.broadcast_in_dim(scalar, geo.window_shape, []))
     update = _transpose_if_needed(update, [*geo.update_scatter_dims, *geo.update_window_dims])
     window = [geo.update_shape[d] for d in geo.update_window_dims]
-    return _reshape_if_needed(update, [geo.num_windows, *window])
+    return _Updates(_convert_if_needed(_reshape_if_needed(update, [geo.num_windows, *window]), elem), None)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Updates:
+    """One update operand: rows to read window k from, or one window for all
+    (a broadcast scalar, made once before the loop: inside it, a buffer per step)."""
+
+    rows: ir.Value | None
+    window: ir.Value | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,9 +183,8 @@ class _Windows:
 
     geo: _Geometry
     region: ir.Region
-    starts: list[ir.Value | None]  # per operand dim, [num_windows] i64
-    fits: ir.Value | None  # [num_windows] i1
-    update_rows: list[ir.Value]  # per update, [num_windows, window dims...]
+    starts: list[ir.Value | None]  # per operand dim, [num_windows] (None: always 0)
+    updates: list[_Updates]
 
 
 # -- one window (the loop body) ------------------------------------------------------
@@ -176,30 +194,36 @@ def _element_at(vector: ir.Value, k: ir.Value) -> ir.Value:
     return sh.reshape(sh.dynamic_slice(vector, [k], [1]), [])
 
 
+def _update_window(updates: _Updates, k: ir.Value, window: list[int]) -> ir.Value:
+    if updates.window is not None:
+        return updates.window
+    row_shape = sh.shape_of(updates.rows)
+    row_start = [k] + [sh.constant(0, sh.i64())] * (len(row_shape) - 1)
+    return _reshape_if_needed(sh.dynamic_slice(updates.rows, row_start, [1, *row_shape[1:]]), window)
+
+
 def _apply_window(
     k: ir.Value, outputs: list[ir.Value], start_k: list[ir.Value], windows: _Windows
 ) -> list[ir.Value]:
     """Outputs with window ``k`` combined in (its start must fit)."""
     window = windows.geo.window_shape
-    row_shape = sh.shape_of(windows.update_rows[0])
-    row_start = [k] + [sh.constant(0, sh.i64())] * (len(row_shape) - 1)
-    row_size = [1, *row_shape[1:]]
-    updates = [
-        _reshape_if_needed(sh.dynamic_slice(rows, row_start, row_size), window)
-        for rows in windows.update_rows
-    ]
+    updates = [_update_window(u, k, window) for u in windows.updates]
     current = [sh.dynamic_slice(out, start_k, window) for out in outputs]
     combined = sh.apply_region_elementwise(windows.region, current, updates)
     return [sh.dynamic_update_slice(out, new, start_k) for out, new in zip(outputs, combined)]
 
 
 def _scatter_window(k: ir.Value, outputs: list[ir.Value], windows: _Windows) -> list[ir.Value]:
-    """Outputs after applying window ``k`` (unchanged if it does not fit)."""
+    """Outputs after applying window ``k`` (unchanged if it does not fit).
+
+    Unsigned indices are zero-extended to i64 (ui64 values past the i64 range
+    wrap negative), so large unsigned indices stay out of bounds.
+    """
     zero = sh.constant(0, sh.i64())
-    start_k = [zero if s is None else _element_at(s, k) for s in windows.starts]
-    if windows.fits is None:
+    start_k = [zero if s is None else _convert_if_needed(_element_at(s, k), sh.i64()) for s in windows.starts]
+    fits_k = _window_fits(start_k, windows)
+    if fits_k is None:
         return _apply_window(k, outputs, start_k, windows)
-    fits_k = _element_at(windows.fits, k)
     branch = sh.create("stablehlo.if", [fits_k], [o.type for o in outputs], regions=2)
     sh.build_region(branch.regions[0], [], lambda: _apply_window(k, outputs, start_k, windows))
     sh.build_region(branch.regions[1], [], lambda: outputs)
@@ -221,13 +245,11 @@ def _lower_scatter(op: ir.Operation) -> list[ir.Value]:
     # The region may compute in promoted element types (the results' types).
     elems = [ir.RankedTensorType(a.type).element_type for a in region.blocks[0].arguments]
     operands = [_convert_if_needed(x, e) for x, e in zip(op.operands[:n], elems[:n])]
-    updates = [_convert_if_needed(u, e) for u, e in zip(op.operands[n + 1 :], elems[n:])]
     if geo.num_windows == 0 or math.prod(geo.window_shape) == 0:
         return operands
     starts = _start_vectors(op.operands[n], geo)
-    windows = _Windows(
-        geo, region, starts, _window_fits(starts, geo), [_update_rows(u, geo) for u in updates]
-    )
+    updates = [_update_rows(u, geo, e) for u, e in zip(op.operands[n + 1 :], elems[n:])]
+    windows = _Windows(geo, region, starts, updates)
     if geo.num_windows == 1:
         return _scatter_window(sh.constant(0, sh.i64()), operands, windows)
 

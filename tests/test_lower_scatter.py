@@ -465,3 +465,28 @@ def test_dynamic_shape_is_rejected():
 }"""
     with pytest.raises(xhlo.CompilerError, match="only statically shaped scatter"):
         xhlo.compile(module)
+
+
+def test_updates_broadcast_from_one_scalar():
+    """A histogram: the updates broadcast one scalar, which each step uses directly;
+    indices out of range (negative, past the end) are skipped as for any window."""
+    rng = np.random.default_rng(5)
+    idx = rng.integers(-3, 19, (1000, 1)).astype(np.int32)
+    weight = np.float32(0.5)
+    src = """func.func @main(%x: tensor<16xf32>, %i: tensor<1000x1xi32>, %w: tensor<f32>) -> tensor<16xf32> {
+  %u = stablehlo.broadcast_in_dim %w, dims = [] : (tensor<f32>) -> tensor<1000xf32>
+  %r = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<16xf32>, tensor<1000x1xi32>, tensor<1000xf32>) -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}"""
+    x = rng.standard_normal(16).astype(np.float32)
+    exe = xhlo.compile(src)
+    expected = x.astype(np.float64)
+    inside = idx[:, 0][(idx[:, 0] >= 0) & (idx[:, 0] < 16)]
+    np.add.at(expected, inside, 0.5)
+    np.testing.assert_allclose(exe(x, idx, weight), expected, rtol=1e-6)
+    loop = exe.ir("xhlo-stablehlo-prepare")
+    assert "tensor<1000xf32>" not in loop.split("stablehlo.while")[1]  # no update tensor in the loop

@@ -1,31 +1,30 @@
 // RUN: xhlo-opt %s --xhlo-lower-scatter --split-input-file --verify-diagnostics | FileCheck %s
 
-// Row windows: index rows are converted to i64 once, the fit test is done on
-// whole tensors, then a while loop reads, maps and writes one window per step.
+// Row windows: a while loop reads, maps and writes one window per step. Each
+// step converts its own index to i64 and tests that the window fits (no i64
+// copy or mask of all the indices is made before the loop).
 
 // CHECK-LABEL: func.func @rows_add
 // CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<5x3xf32>, %[[IDX:[a-zA-Z0-9_]+]]: tensor<4x1xi32>, %[[UPD:[a-zA-Z0-9_]+]]: tensor<4x3xf32>
-// CHECK: %[[WIDE:.*]] = stablehlo.convert %[[IDX]] : (tensor<4x1xi32>) -> tensor<4x1xi64>
-// CHECK: %[[START:.*]] = stablehlo.reshape %[[WIDE]] : (tensor<4x1xi64>) -> tensor<4xi64>
-// CHECK: %[[LAST:.*]] = stablehlo.constant dense<4> : tensor<4xi64>
-// CHECK: %[[HIGH:.*]] = stablehlo.compare LE, %[[START]], %[[LAST]], SIGNED
-// CHECK: %[[FITS:.*]] = stablehlo.and
+// CHECK: %[[START:.*]] = stablehlo.reshape %[[IDX]] : (tensor<4x1xi32>) -> tensor<4xi32>
+// CHECK-NOT: stablehlo.convert
 // CHECK: %[[LOOP:.*]]:2 = stablehlo.while(%[[K:.*]] = %{{.*}}, %[[OUT:.*]] = %[[X]])
 // CHECK: cond
 // CHECK: stablehlo.compare LT, %[[K]]
 // CHECK: do
 // CHECK: %[[NEXT:.*]] = stablehlo.add %[[K]]
 // CHECK: %[[ROW:.*]] = stablehlo.dynamic_slice %[[START]], %[[K]], sizes = [1]
-// CHECK: %[[ROW0:.*]] = stablehlo.reshape %[[ROW]] : (tensor<1xi64>) -> tensor<i64>
-// CHECK: %[[FIT:.*]] = stablehlo.dynamic_slice %[[FITS]], %[[K]], sizes = [1]
-// CHECK: %[[FIT0:.*]] = stablehlo.reshape %[[FIT]] : (tensor<1xi1>) -> tensor<i1>
-// CHECK: %[[NEW:.*]] = "stablehlo.if"(%[[FIT0]])
+// CHECK: %[[ROW0:.*]] = stablehlo.reshape %[[ROW]] : (tensor<1xi32>) -> tensor<i32>
+// CHECK: %[[WIDE:.*]] = stablehlo.convert %[[ROW0]] : (tensor<i32>) -> tensor<i64>
+// CHECK: %[[HIGH:.*]] = stablehlo.compare LE, %[[WIDE]], %{{.*}}, SIGNED
+// CHECK: %[[FIT:.*]] = stablehlo.and
+// CHECK: %[[NEW:.*]] = "stablehlo.if"(%[[FIT]])
 // CHECK: %[[U:.*]] = stablehlo.dynamic_slice %[[UPD]], %[[K]], %{{.*}}, sizes = [1, 3]
-// CHECK: %[[CUR:.*]] = stablehlo.dynamic_slice %[[OUT]], %[[ROW0]], %{{.*}}, sizes = [1, 3]
+// CHECK: %[[CUR:.*]] = stablehlo.dynamic_slice %[[OUT]], %[[WIDE]], %{{.*}}, sizes = [1, 3]
 // CHECK: %[[SUM:.*]] = "stablehlo.map"(%[[CUR]], %[[U]]) <{dimensions = array<i64: 0, 1>}>
 // CHECK: ^bb0(%[[A:.*]]: tensor<f32>, %[[B:.*]]: tensor<f32>):
 // CHECK: stablehlo.add %[[A]], %[[B]] : tensor<f32>
-// CHECK: %[[WRITTEN:.*]] = stablehlo.dynamic_update_slice %[[OUT]], %[[SUM]], %[[ROW0]]
+// CHECK: %[[WRITTEN:.*]] = stablehlo.dynamic_update_slice %[[OUT]], %[[SUM]], %[[WIDE]]
 // CHECK: stablehlo.return %[[WRITTEN]]
 // CHECK: stablehlo.return %[[OUT]]
 // CHECK: stablehlo.return %[[NEXT]], %[[NEW]]
@@ -48,7 +47,7 @@ func.func @rows_add(%x: tensor<5x3xf32>, %i: tensor<4x1xi32>, %u: tensor<4x3xf32
 // CHECK-LABEL: func.func @single_element_subtract
 // CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<4xi32>, %[[IDX:[a-zA-Z0-9_]+]]: tensor<1xui32>, %[[UPD:[a-zA-Z0-9_]+]]: tensor<i32>
 // CHECK: %[[IDX2:.*]] = stablehlo.reshape %[[IDX]] : (tensor<1xui32>) -> tensor<1x1xui32>
-// CHECK: stablehlo.convert %[[IDX2]] : (tensor<1x1xui32>) -> tensor<1x1xi64>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<ui32>) -> tensor<i64>
 // CHECK-NOT: stablehlo.while
 // CHECK: "stablehlo.if"
 // CHECK: %[[CUR:.*]] = stablehlo.dynamic_slice %[[X]]
@@ -92,6 +91,30 @@ func.func @batching(%x: tensor<2x3x4x2xi64>, %i: tensor<2x2x3x2xi64>, %u: tensor
     stablehlo.return %s : tensor<i64>
   }) : (tensor<2x3x4x2xi64>, tensor<2x2x3x2xi64>, tensor<2x2x3x2x2xi64>) -> tensor<2x3x4x2xi64>
   return %r : tensor<2x3x4x2xi64>
+}
+
+// -----
+
+// Updates that broadcast one scalar (a histogram's ones): the scalar is
+// broadcast to one window before the loop, which every step combines in; no
+// update tensor is read in the loop.
+
+// CHECK-LABEL: func.func @splat_updates
+// CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<8xi32>, %[[IDX:[a-zA-Z0-9_]+]]: tensor<100x1xi32>, %[[ONE:[a-zA-Z0-9_]+]]: tensor<i32>
+// CHECK: %[[U:.*]] = stablehlo.broadcast_in_dim %[[ONE]], dims = [] : (tensor<i32>) -> tensor<1xi32>
+// CHECK: stablehlo.while
+// CHECK: "stablehlo.if"
+// CHECK-NOT: tensor<100xi32>
+// CHECK: stablehlo.add %{{.*}}, %{{.*}} : tensor<i32>
+// CHECK: stablehlo.dynamic_update_slice
+func.func @splat_updates(%x: tensor<8xi32>, %i: tensor<100x1xi32>, %one: tensor<i32>) -> tensor<8xi32> {
+  %u = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<i32>) -> tensor<100xi32>
+  %r = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %s = stablehlo.add %a, %b : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }) : (tensor<8xi32>, tensor<100x1xi32>, tensor<100xi32>) -> tensor<8xi32>
+  return %r : tensor<8xi32>
 }
 
 // -----
