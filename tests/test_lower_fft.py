@@ -166,6 +166,29 @@ def lower_with(src: str, pipeline: str) -> str:
         return str(module)
 
 
+def transform_case(kind: str, shape, axes_count: int, dtype, rng):
+    """(input, module, numpy's float64 result, lengths) of one transform of the last
+    ``axes_count`` dims of ``shape`` (the real signal's shape for RFFT/IRFFT)."""
+    lengths = list(shape[-axes_count:])
+    axes = list(range(-axes_count, 0))
+    half = list(shape[:-1]) + [shape[-1] // 2 + 1]
+    real = REAL[dtype]
+    complex_name, real_name = COMPLEX[dtype], REAL_NAME[real]
+    if kind in ("FFT", "IFFT"):
+        x = random_complex(shape, dtype, rng)
+        src = fft_module(kind, shape, complex_name, shape, complex_name, lengths)
+        expected = (np.fft.fftn if kind == "FFT" else np.fft.ifftn)(x.astype(np.complex128), axes=axes)
+    elif kind == "RFFT":
+        x = rng.standard_normal(shape).astype(real)
+        src = fft_module(kind, shape, real_name, half, complex_name, lengths)
+        expected = np.fft.rfftn(x.astype(np.float64), axes=axes)
+    else:
+        x = random_complex(half, dtype, rng)
+        src = fft_module(kind, half, complex_name, shape, real_name, lengths)
+        expected = np.fft.irfftn(x.astype(np.complex128), s=lengths, axes=axes)
+    return x, src, expected, lengths
+
+
 @pytest.mark.parametrize("direct_limit", [2, 4])
 @pytest.mark.parametrize(
     "kind, shape, axes_count",
@@ -183,21 +206,7 @@ def lower_with(src: str, pipeline: str) -> str:
 def test_split_axes(kind, shape, axes_count, direct_limit):
     """Small direct_limit forces the split path (recursively) on small shapes."""
     rng = np.random.default_rng(direct_limit + len(shape))
-    lengths = list(shape[-axes_count:])
-    axes = list(range(-axes_count, 0))
-    half = list(shape[:-1]) + [shape[-1] // 2 + 1]
-    if kind in ("FFT", "IFFT"):
-        x = random_complex(shape, np.complex128, rng)
-        src = fft_module(kind, shape, "complex<f64>", shape, "complex<f64>", lengths)
-        expected = (np.fft.fftn if kind == "FFT" else np.fft.ifftn)(x, axes=axes)
-    elif kind == "RFFT":
-        x = rng.standard_normal(shape)
-        src = fft_module(kind, shape, "f64", half, "complex<f64>", lengths)
-        expected = np.fft.rfftn(x, axes=axes)
-    else:
-        x = random_complex(half, np.complex128, rng)
-        src = fft_module(kind, half, "complex<f64>", shape, "f64", lengths)
-        expected = np.fft.irfftn(x, s=lengths, axes=axes)
+    x, src, expected, lengths = transform_case(kind, shape, axes_count, np.complex128, rng)
     lowered = lower_with(src, f"builtin.module(xhlo-lower-fft{{direct-limit={direct_limit}}})")
     assert "stablehlo.fft" not in lowered and "stablehlo.transpose" in lowered
     got = xhlo.compile(lowered)(x)
@@ -238,21 +247,7 @@ def test_long_axis_default_split(n):
 def test_long_axes_each_strategy(kind, shape, axes_count):
     """Lengths past direct-limit, in the layouts that pick each strategy, against numpy."""
     rng = np.random.default_rng(sum(shape))
-    lengths = list(shape[-axes_count:])
-    axes = list(range(-axes_count, 0))
-    half = list(shape[:-1]) + [shape[-1] // 2 + 1]
-    if kind in ("FFT", "IFFT"):
-        x = random_complex(shape, np.complex64, rng)
-        src = fft_module(kind, shape, "complex<f32>", shape, "complex<f32>", lengths)
-        expected = (np.fft.fftn if kind == "FFT" else np.fft.ifftn)(x.astype(np.complex128), axes=axes)
-    elif kind == "RFFT":
-        x = rng.standard_normal(shape).astype(np.float32)
-        src = fft_module(kind, shape, "f32", half, "complex<f32>", lengths)
-        expected = np.fft.rfftn(x.astype(np.float64), axes=axes)
-    else:
-        x = random_complex(half, np.complex64, rng)
-        src = fft_module(kind, half, "complex<f32>", shape, "f32", lengths)
-        expected = np.fft.irfftn(x.astype(np.complex128), s=lengths, axes=axes)
+    x, src, expected, lengths = transform_case(kind, shape, axes_count, np.complex64, rng)
     got = xhlo.compile(src)(x)
     assert_close(got, expected, lengths, got.dtype)
 
