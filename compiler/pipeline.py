@@ -76,6 +76,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-split-f64-to-half-converts",
             # gradients' convolutions in the layout the named conv (im2col, BLAS) takes
             "xhlo-canonicalize-convolutions",
+            # threefry's 5 rounds over whole arrays: unrolled, fusion makes them one kernel
+            "xhlo-unroll-short-loops",
             "func.func(canonicalize)",
             # last: collective runtime calls become external calls on buffers
             "xhlo-lower-runtime-calls",
