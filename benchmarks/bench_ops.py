@@ -110,6 +110,9 @@ def _cases() -> list[Case]:
         Case("fft axis 0 of 512x257", lambda x: jnp.fft.fft(x, axis=0), lambda: (_complex(512, 257),), 1e-3, 1e-2),
         Case("irfft rows 512x257", lambda x: jnp.fft.irfft(x, 512), lambda: (_complex(512, 257),), 1e-3, 1e-2),
         Case("random uniform 4M", lambda s: jax.random.uniform(key(s), (1 << 22,)), lambda: (seed,), 0, 0),
+        Case("random normal 4M", lambda s: jax.random.normal(key(s), (1 << 22,)), lambda: (seed,), 1e-5, 1e-6),
+        Case("dropout 0.1 of 4M", lambda s, x: jnp.where(jax.random.bernoulli(key(s), 0.9, x.shape), x / 0.9, 0.0),
+             lambda: (seed, _normal(1 << 22)), 1e-6, 1e-7),
     ]
 
 
