@@ -140,3 +140,45 @@ def test_f64_and_scalar_code_keep_libm():
     x = RNG.standard_normal(32) * 10
     np.testing.assert_allclose(exe(x), np.exp(x), rtol=1e-15)
     assert "exp" in exe.ir("xhlo-lower-to-llvm")
+
+
+def _atan2_module(n: int) -> str:
+    t = f"tensor<{n}xf32>"
+    return f"""func.func @main(%y: {t}, %x: {t}) -> {t} {{
+  %0 = stablehlo.atan2 %y, %x : {t}
+  return %0 : {t}
+}}"""
+
+
+def test_atan2_within_a_few_ulp_everywhere():
+    """Every binade of y against x from every 8th binade (and the swap), plus a dense
+    grid over [-3, 3]^2: within 3 ulp (the ratio's rounding, the reduction above
+    tan(pi/8) and the reflections each add some; atanf itself stays below 2)."""
+    sweep = _sweep()
+    xs = np.concatenate([np.float32(2.0) ** np.arange(-149, 128, 8, dtype=np.float32), [1.0, 3.0, 0.0, np.inf]])
+    xs = np.concatenate([xs, -xs]).astype(np.float32)
+    y = np.concatenate([np.repeat(sweep, len(xs)), np.tile(xs, len(sweep))])
+    x = np.concatenate([np.tile(xs, len(sweep)), np.repeat(sweep, len(xs))])
+    grid = np.linspace(-3, 3, 1024, dtype=np.float32)
+    y = np.concatenate([y, np.repeat(grid, 1024)]).astype(np.float32)
+    x = np.concatenate([x, np.tile(grid, 1024)]).astype(np.float32)
+    exe = xhlo.compile(_atan2_module(len(x)))
+    assert "atan2f" not in exe.ir("xhlo-lower-to-llvm"), "the vector form should stay polynomial"
+    got = exe(y, x)
+    exact = np.arctan2(y.astype(np.float64), x.astype(np.float64))
+    error = _ulp_error(got, exact)
+    worst = int(np.argmax(error))
+    assert error.max() <= 3.0, f"atan2({y[worst]!r}, {x[worst]!r}) = {got[worst]!r}, exact {exact[worst]!r}"
+
+
+def test_atan2_special_values_follow_ieee():
+    """Signed zeros, infinities and NaN: atan2(+-0, -0) = +-pi, atan2(+-inf, -inf) =
+    +-3pi/4, atan2(y, +-0) = +-pi/2, ..., with the sign of y kept (float64 reference)."""
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -3e38], np.float32)
+    y, x = (v.ravel() for v in np.meshgrid(special, special))
+    pad = -len(y) % 16
+    y, x = np.pad(y, (0, pad)), np.pad(x, (0, pad), constant_values=1.0)
+    got = xhlo.compile(_atan2_module(len(y)))(y, x)
+    exact = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(np.float32)
+    same = ((got == exact) & (np.signbit(got) == np.signbit(exact))) | (np.isnan(got) & np.isnan(exact))
+    assert same.all(), list(zip(y[~same], x[~same], got[~same], exact[~same]))

@@ -129,3 +129,27 @@ func.func @kept(%x: vector<4xf64>, %y: f32) -> (vector<4xf64>, f32) {
   %1 = math.log %y : f32
   return %0, %1 : vector<4xf64>, f32
 }
+
+// -----
+
+// atan2 of f32 vectors: the ratio of the smaller magnitude to the larger, the
+// atan polynomial, the octant's constant (an f32 part plus the rest) and the sign
+// of y. No math.atan2 (which LLVM would scalarize into atan2f calls) is left.
+
+// CHECK-LABEL: func.func @atan2_vector
+// CHECK-SAME: %[[Y:[a-zA-Z0-9_]+]]: vector<16xf32>, %[[X:[a-zA-Z0-9_]+]]: vector<16xf32>
+// CHECK-NOT: math.atan2
+// CHECK: %[[AX:.*]] = math.absf %[[X]]
+// CHECK: %[[AY:.*]] = math.absf %[[Y]]
+// CHECK: %[[MAX:.*]] = arith.maximumf %[[AX]], %[[AY]]
+// CHECK: %[[MIN:.*]] = arith.minimumf %[[AX]], %[[AY]]
+// CHECK: arith.divf %[[MIN]], %[[MAX]]
+// CHECK: math.fma
+// CHECK: arith.bitcast %[[X]] : vector<16xf32> to vector<16xi32>
+// CHECK: %[[R:.*]] = math.copysign %{{.*}}, %[[Y]]
+// CHECK-NOT: math.atan2
+// CHECK: return %[[R]]
+func.func @atan2_vector(%y: vector<16xf32>, %x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.atan2 %y, %x : vector<16xf32>
+  return %0 : vector<16xf32>
+}
