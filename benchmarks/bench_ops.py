@@ -89,6 +89,7 @@ def _cases() -> list[Case]:
         Case("softplus 4M", jax.nn.softplus, lambda: (_normal(1 << 22),)),
         Case("log 4M", jnp.log, lambda: (np.abs(_normal(1 << 22)) + 0.1,)),
         Case("sin 4M", jnp.sin, lambda: (_normal(1 << 22),)),
+        Case("arctan2 4M", jnp.arctan2, lambda: (_normal(1 << 22), _normal(1 << 22)), 1e-6, 1e-6),
         Case("masks read twice 4M", masks, lambda: (_normal(1 << 22), _normal(1 << 22))),
         Case("global-norm clip 16 x 256x256", clip_by_global_norm, lambda: tuple(_normal(256, 256) for _ in range(16))),
         Case("int8 matmul 512", lambda a, b: jnp.matmul(a, b, preferred_element_type=jnp.int32),
