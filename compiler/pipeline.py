@@ -72,6 +72,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-integer-dots-in-float",
             "xhlo-extend-integer-dot-operands",
             "xhlo-emulate-small-floats",
+            # bf16/f16 math in f32 (vectorizes), rounded back after each op, as XLA:CPU upcasts
+            "xhlo-widen-half-floats",
             # after it: small floats convert through f32, never straight from f64
             "xhlo-split-f64-to-half-converts",
             # gradients' convolutions in the layout the named conv (im2col, BLAS) takes

@@ -31,6 +31,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-merge-identical-bodies": "merge_identical_bodies:MergeIdenticalBodies",
     "xhlo-scalar-transfer-reads": "scalar_transfer_reads:ScalarTransferReads",
     "xhlo-unroll-short-loops": "unroll_short_loops:UnrollShortLoops",
+    "xhlo-widen-half-floats": "widen_half_floats:WidenHalfFloats",
     "xhlo-expand-batch-norm": "expand_batch_norm:ExpandBatchNorm",
     "xhlo-expand-cholesky": "expand_cholesky:ExpandCholesky",
     "xhlo-expand-triangular-solve": "expand_triangular_solve:ExpandTriangularSolve",

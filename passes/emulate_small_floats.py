@@ -26,6 +26,7 @@ Afterwards small floats only appear in constants, data movement and
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
@@ -135,8 +136,12 @@ def _touches_small_float(op: ir.Operation) -> bool:
     return any(small_float_format(v.type) for v in values)
 
 
-def _widened(t: ir.Type) -> ir.Type:
-    if small_float_format(t) is None:
+def _is_small_float(t: ir.Type) -> bool:
+    return small_float_format(t) is not None
+
+
+def _widened(t: ir.Type, narrow: Callable[[ir.Type], bool] = _is_small_float) -> ir.Type:
+    if not narrow(t):
         return t
     return ir.RankedTensorType.get(list(t.shape), ir.F32Type.get(), t.encoding)
 
@@ -144,19 +149,19 @@ def _widened(t: ir.Type) -> ir.Type:
 # -- step 1: compute in f32 ----------------------------------------------------
 
 
-def _widen_op(op: ir.Operation) -> list[tuple[ir.Value, ir.Value]]:
-    """Recreate ``op`` on f32, converting small-float operands and results.
+def widen_op(op: ir.Operation, narrow: Callable[[ir.Type], bool] = _is_small_float) -> list[tuple[ir.Value, ir.Value]]:
+    """Recreate ``op`` on f32, converting its operands and results of a ``narrow`` type.
 
     Returns the (widened region argument, its rounding back) pairs."""
     f32 = ir.F32Type.get()
     with ir.InsertionPoint(op), op.location:
-        operands = [sh.convert(v, f32) if small_float_format(v.type) else v for v in op.operands]
+        operands = [sh.convert(v, f32) if narrow(v.type) else v for v in op.operands]
         attributes = {name: op.attributes[name] for name in op.attributes}
         wide = sh.create(
-            op.name, operands, [_widened(r.type) for r in op.results], attributes, regions=len(op.regions)
+            op.name, operands, [_widened(r.type, narrow) for r in op.results], attributes, regions=len(op.regions)
         )
         results = [
-            sh.convert(new, sh.element_type(old)) if small_float_format(old.type) else new
+            sh.convert(new, sh.element_type(old)) if narrow(old.type) else new
             for old, new in zip(op.results, wide.results)
         ]
     entries = []
@@ -446,7 +451,7 @@ class EmulateSmallFloats(ModulePass):
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
         entries = []
         for op in computing:
-            entries += _widen_op(op)
+            entries += widen_op(op)
         _skip_exact_round_trips(entries)
         converts = [op for op in walk_ops(module, "stablehlo.convert") if _touches_small_float(op)]
         for op in converts:

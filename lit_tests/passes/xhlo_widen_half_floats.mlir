@@ -1,0 +1,44 @@
+// RUN: xhlo-opt %s --xhlo-widen-half-floats --split-input-file | FileCheck %s
+
+// A bf16 chain: each op gets f32 operands and is rounded back to bf16 after it
+// (the next op widens that again). Data movement (the reshape) and the combiner
+// of a reduction keep bf16.
+
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<4x8xbf16>
+// CHECK: %[[W:.*]] = stablehlo.convert %[[X]] : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+// CHECK: %[[T:.*]] = stablehlo.tanh %[[W]] : tensor<4x8xf32>
+// CHECK: %[[N:.*]] = stablehlo.convert %[[T]] : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+// CHECK: %[[W2:.*]] = stablehlo.convert %[[N]] : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+// CHECK: %[[W3:.*]] = stablehlo.convert %[[X]] : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+// CHECK: %[[M:.*]] = stablehlo.multiply %[[W2]], %[[W3]] : tensor<4x8xf32>
+// CHECK: %[[N2:.*]] = stablehlo.convert %[[M]] : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+// CHECK: stablehlo.reshape %[[N2]] : (tensor<4x8xbf16>) -> tensor<32xbf16>
+// CHECK: stablehlo.reduce(%{{.*}} init: %{{.*}}) applies stablehlo.maximum across dimensions = [0] : (tensor<32xbf16>, tensor<bf16>) -> tensor<bf16>
+func.func @chain(%x: tensor<4x8xbf16>) -> (tensor<32xbf16>, tensor<bf16>) {
+  %t = stablehlo.tanh %x : tensor<4x8xbf16>
+  %m = stablehlo.multiply %t, %x : tensor<4x8xbf16>
+  %r = stablehlo.reshape %m : (tensor<4x8xbf16>) -> tensor<32xbf16>
+  %init = stablehlo.constant dense<0xFF80> : tensor<bf16>
+  %max = stablehlo.reduce(%r init: %init) across dimensions = [0] : (tensor<32xbf16>, tensor<bf16>) -> tensor<bf16>
+    reducer(%a: tensor<bf16>, %b: tensor<bf16>) {
+      %c = stablehlo.maximum %a, %b : tensor<bf16>
+      stablehlo.return %c : tensor<bf16>
+    }
+  return %r, %max : tensor<32xbf16>, tensor<bf16>
+}
+
+// -----
+
+// f16 comparisons read f32 (exact); f32 ops are left alone.
+
+// CHECK-LABEL: func.func @compare_f16
+// CHECK: %[[A:.*]] = stablehlo.convert %{{.*}} : (tensor<16xf16>) -> tensor<16xf32>
+// CHECK: %[[B:.*]] = stablehlo.convert %{{.*}} : (tensor<16xf16>) -> tensor<16xf32>
+// CHECK: stablehlo.compare GT, %[[A]], %[[B]] : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xi1>
+// CHECK: stablehlo.add %{{.*}}, %{{.*}} : tensor<16xf32>
+func.func @compare_f16(%a: tensor<16xf16>, %b: tensor<16xf16>, %c: tensor<16xf32>) -> (tensor<16xi1>, tensor<16xf32>) {
+  %gt = stablehlo.compare GT, %a, %b : (tensor<16xf16>, tensor<16xf16>) -> tensor<16xi1>
+  %s = stablehlo.add %c, %c : tensor<16xf32>
+  return %gt, %s : tensor<16xi1>, tensor<16xf32>
+}
