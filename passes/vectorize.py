@@ -396,7 +396,11 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
     if d is None or ranges[d] == 1:
         return None  # nothing contiguous to put in a vector
     if parallel[d]:
-        plan = _parallel_plan(ranges, d, width, flatten=False)
+        # Reducing over other loops (a column sum): several vectors a row step keep as many
+        # independent accumulators and read a longer run of each strided row.
+        across = (not all(parallel) and reducible and ranges[d] % (width * reduction_vectors) == 0
+                  and all(m.results and _dim_position(m.results[-1]) == d for m in maps[:n_inputs]))
+        plan = _parallel_plan(ranges, d, width * reduction_vectors if across else width, flatten=False)
         plan = dataclasses.replace(plan, block_sizes=_transpose_blocks(maps, n_inputs, ranges, d, width))
     else:
         plan = _reduction_plan(ranges, d, width * reduction_vectors)

@@ -213,6 +213,41 @@ def test_plan_short_reduction_is_one_vector():
     assert (plan.tile_sizes, plan.reduction_tile) == ((1, 0), None)
 
 
+def column_max(rows: int, cols: int) -> str:
+    return f"""
+func.func @f(%a: tensor<{rows}x{cols}xf32>, %init: tensor<{cols}xf32>) -> tensor<{cols}xf32> {{
+  %0 = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+                       iterator_types = ["reduction", "parallel"]}}
+      ins(%a : tensor<{rows}x{cols}xf32>) outs(%init : tensor<{cols}xf32>) {{
+  ^bb0(%x: f32, %acc: f32):
+    %m = arith.maximumf %x, %acc : f32
+    linalg.yield %m : f32
+  }} -> tensor<{cols}xf32>
+  return %0 : tensor<{cols}xf32>
+}}"""
+
+
+def test_plan_reduces_columns_four_vectors_wide():
+    """A reduction over rows keeps four vectors of columns a row step (four independent
+    accumulators, 256 bytes of each strided row); one vector when four do not divide."""
+    assert _generic_plan(column_max(512, 1024)).tile_sizes == (1, 64)
+    assert _generic_plan(column_max(512, 1040)).tile_sizes == (1, 16)
+
+
+def test_column_reductions_match_numpy():
+    a = np.random.default_rng(3).standard_normal((2048, 1024)).astype(np.float32)
+    for op, reference in (("maximum", np.max), ("add", np.sum)):
+        init = "0xFF800000" if op == "maximum" else "0.0"
+        src = f"""func.func @main(%a: tensor<2048x1024xf32>) -> tensor<1024xf32> {{
+  %init = stablehlo.constant dense<{init}> : tensor<f32>
+  %r = stablehlo.reduce(%a init: %init) applies stablehlo.{op} across dimensions = [0] : (tensor<2048x1024xf32>, tensor<f32>) -> tensor<1024xf32>
+  return %r : tensor<1024xf32>
+}}"""
+        exe = xhlo.compile(src)
+        np.testing.assert_allclose(exe(a), reference(a.astype(np.float64), axis=0), rtol=1e-5, atol=1e-3)
+        assert "vector<64xf32>" in exe.ir("xhlo-fuse-and-vectorize")
+
+
 def test_narrower_registers_give_narrower_tiles():
     plan = _generic_plan(row_sum(1024), vector_bits=256, reduction_vectors=1)
     assert plan.reduction_tile == (0, 8)
