@@ -153,3 +153,24 @@ func.func @atan2_vector(%y: vector<16xf32>, %x: vector<16xf32>) -> vector<16xf32
   %0 = math.atan2 %y, %x : vector<16xf32>
   return %0 : vector<16xf32>
 }
+
+// -----
+
+// sin of f32 vectors: the polynomial when every lane is within 8192 (the reduction
+// by pi/4 runs in f64), libm's for the whole vector otherwise (large, inf, NaN).
+
+// CHECK-LABEL: func.func @sin_vector
+// CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: vector<16xf32>
+// CHECK: %[[OUT:.*]] = arith.cmpf ugt
+// CHECK: %[[ANY:.*]] = vector.reduction <or>, %[[OUT]] : vector<16xi1> into i1
+// CHECK: %[[R:.*]] = scf.if %[[ANY]] -> (vector<16xf32>) {
+// CHECK: math.sin %[[X]] : vector<16xf32>
+// CHECK: } else {
+// CHECK: arith.fptosi
+// CHECK: arith.extf %{{.*}} : vector<16xf32> to vector<16xf64>
+// CHECK: arith.truncf %{{.*}} : vector<16xf64> to vector<16xf32>
+// CHECK: return %[[R]]
+func.func @sin_vector(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.sin %x : vector<16xf32>
+  return %0 : vector<16xf32>
+}
