@@ -35,7 +35,6 @@ import dataclasses
 import math
 
 import numpy as np
-
 from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
 
@@ -229,9 +228,10 @@ class AxisTransforms:
       leading dims); the result dim goes last.
     * ``last``: in a one-axis transform, a longer length n = n1 * n2 of the
       last dim, with n1 direct and a multiple of ``PANEL_MULTIPLE``, is split
-      Cooley-Tukey style where it is: a batch of length-n1 DFTs on the middle dim of [..., n1, n2], a
-      twiddle multiply, a swap of the two last dims, length-n2 DFTs on the last
-      dim (recursively), a swap back. No transpose of the whole operand.
+      Cooley-Tukey style where it is: a batch of length-n1 DFTs on the middle
+      dim of [..., n1, n2], a twiddle multiply, a swap of the two last dims,
+      length-n2 DFTs on the last dim (recursively), a swap back. No transpose
+      of the whole operand.
     * ``leading``: otherwise the axis is moved to the front (a transpose) and
       split there: length-n1 DFTs on the leading dim, a twiddle multiply, a swap
       of the two leading dims, length-n2 DFTs on the leading dim (recursively).
@@ -262,7 +262,8 @@ class AxisTransforms:
         last = position == len(layout.dims) - 1
         if self._direct(n):
             shape = layout.parts.shape
-            worth_it = math.prod(shape[position + 1 :]) >= self.MIN_PANEL or math.prod(shape[:position]) <= self.MAX_BATCH
+            trailing, leading = math.prod(shape[position + 1 :]), math.prod(shape[:position])
+            worth_it = trailing >= self.MIN_PANEL or leading <= self.MAX_BATCH
             return "in place" if last or (position > 0 and worth_it) else "leading"
         n1 = _split_factor(n)
         if self.one_axis and last and self._direct(n1) and n1 % self.PANEL_MULTIPLE == 0:
@@ -326,7 +327,10 @@ class AxisTransforms:
         head = _merge_and_keep(x.map(lambda v: _slice_axis(v, r, 0, full)), r, full * n1, full * n1)
         tail = x.map(lambda v: _slice_axis(_slice_axis(v, r, full, full + 1), r + 1, 0, partial))
         tail = tail.map(lambda v: sh.reshape(v, [*rest, partial]))
-        return ComplexParts(*(sh.concatenate([h, t], r) for h, t in ((head.re, tail.re), (head.im, tail.im))))
+        def joined(h: ir.Value | None, t: ir.Value | None) -> ir.Value | None:
+            return None if h is None else sh.concatenate([h, t], r)
+
+        return ComplexParts(joined(head.re, tail.re), joined(head.im, tail.im))
 
     def times_twiddles(
         self, x: ComplexParts, n1: int, n2: int, n: int, inverse: bool, k1_dim: int, j2_dim: int
@@ -603,6 +607,6 @@ class LowerFft(ModulePass):
             if user:
                 user.erase()
             op.erase()
-            if isinstance(producer, ir.OpView) and producer.operation.name == "stablehlo.transpose":
-                if not list(producer.results[0].uses):
-                    producer.operation.erase()
+            transposed = isinstance(producer, ir.OpView) and producer.operation.name == "stablehlo.transpose"
+            if transposed and not list(producer.results[0].uses):
+                producer.operation.erase()  # the operand's transpose, folded in and now unused

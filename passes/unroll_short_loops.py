@@ -28,7 +28,6 @@ from xhlo._mlir import ir
 from .base import ModulePass, walk_ops
 from .legalize_control_flow import _trip_count
 
-
 # Calls and communication stay in their loop: each unrolled copy would be a call
 # site of its own (a collective's fast path is per site, set up on its first call).
 _KEEP_LOOPED = ("func.call", "stablehlo.custom_call", "stablehlo.all_", "stablehlo.reduce_scatter",

@@ -5,7 +5,6 @@ stage IR showing no full-size broadcast left."""
 from __future__ import annotations
 
 import numpy as np
-
 import xhlo
 
 # A row (bias) broadcast once and read by a product and a sum, as StableHLO has it

@@ -4,7 +4,6 @@ Checked against numpy, with the stage IR showing one outlined body where there w
 from __future__ import annotations
 
 import numpy as np
-
 import xhlo
 
 # The same elementwise loop over two arguments of one shape: two outlined parallel

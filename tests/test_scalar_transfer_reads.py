@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import xhlo
 
 # The even elements of each row (a stride-2 slice), contracted over a middle dim:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
-
 import xhlo
 
 jax = pytest.importorskip("jax")
