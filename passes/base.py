@@ -123,6 +123,15 @@ def op_name(op: ir.Operation | ir.OpView) -> str:
     return op.operation.name
 
 
+def defining_op(value: ir.Value, name: str | None = None) -> ir.Operation | None:
+    """The op whose result ``value`` is (None for a block argument, or when it is not
+    named ``name``)."""
+    if not isinstance(value, ir.OpResult):
+        return None
+    op = value.owner.operation
+    return op if name is None or op.name == name else None
+
+
 def walk_ops(root: ir.Operation, name: str | tuple[str, ...] | None) -> list[ir.Operation]:
     """All ops named ``name`` (None: every op) below and including ``root``, in
     pre-order (collected first, safe to mutate)."""

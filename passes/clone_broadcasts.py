@@ -19,7 +19,7 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, op_name, walk_ops
+from .base import ModulePass, defining_op, op_name, walk_ops
 
 
 def _is_broadcast(op: ir.Operation) -> bool:
@@ -40,14 +40,12 @@ def _is_broadcast(op: ir.Operation) -> bool:
 
 def _clone_for(op: ir.Operation, user_operand) -> None:
     """A copy of ``op`` (and of its ``tensor.empty`` init) right before ``op``, for one reader."""
-    init = op.operands[1].owner
+    init = defining_op(op.operands[1], "tensor.empty")
     with ir.InsertionPoint(op):
-        fresh_init = None
-        if isinstance(init, (ir.Operation, ir.OpView)) and op_name(init) == "tensor.empty":
-            fresh_init = init.clone().results[0]
+        fresh_init = init.clone() if init is not None else None  # before the clone: it dominates
         clone = op.clone()
-        if fresh_init is not None:
-            clone.operands[1] = fresh_init
+    if fresh_init is not None:
+        clone.operands[1] = fresh_init.results[0]
     user_operand.owner.operands[user_operand.operand_number] = clone.results[0]
 
 

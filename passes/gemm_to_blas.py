@@ -36,7 +36,8 @@ from xhlo import blas
 from xhlo._mlir import arith, ir, memref, scf
 
 from .base import ModulePass, walk_ops
-from .prepare_gemms import BLAS_ALPHA, BLAS_TAG, RESHAPES, GemmShape, classify, defining_op, is_positive_zero
+from .base import defining_op
+from .prepare_gemms import BLAS_ALPHA, BLAS_TAG, RESHAPES, GemmShape, classify, is_positive_zero
 
 _ELEMENT_BYTES = {"f32": 4, "f64": 8}
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()

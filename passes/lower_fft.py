@@ -38,7 +38,7 @@ import numpy as np
 from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
 
-from .base import ModulePass, PassError, walk_ops
+from .base import ModulePass, PassError, defining_op, walk_ops
 
 # -- DFT matrices (numpy, float64) -----------------------------------------------------
 
@@ -65,11 +65,6 @@ def dft_matrix(n: int, inverse: bool = False) -> np.ndarray:
     """M[j, k] = exp(-+2*pi*i*j*k/n) (/ n for the inverse): ``x @ M`` transforms x."""
     roots = roots_of_unity(n, n, n)
     return roots / n if inverse else np.conj(roots)
-
-
-def rfft_matrix(n: int) -> np.ndarray:
-    """The n//2+1 non-redundant columns of the forward DFT matrix (real input)."""
-    return dft_matrix(n)[:, : n // 2 + 1]
 
 
 def irfft_matrices(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -525,19 +520,19 @@ def _source_and_dims(x: ir.Value) -> tuple[ir.Value, list[int]]:
     of x each of its dims is: JAX's transforms of other axes than the last come
     as transpose, fft, transpose, and the transposes of complex data run as
     scalar loops. A ``Layout`` starts from the untransposed data instead."""
-    owner = x.owner
-    if isinstance(owner, ir.OpView) and owner.operation.name == "stablehlo.transpose":
-        permutation = list(ir.DenseI64ArrayAttr(owner.attributes["permutation"]))
-        return owner.operands[0], [permutation.index(q) for q in range(len(permutation))]
+    transpose = defining_op(x, "stablehlo.transpose")
+    if transpose is not None:
+        permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+        return transpose.operands[0], [permutation.index(q) for q in range(len(permutation))]
     return x, list(range(len(sh.shape_of(x))))
 
 
 def _complex_parts(x: ir.Value) -> ComplexParts:
     """x's real and imaginary parts (the operands of the ``stablehlo.complex`` that
     made x: another transform's result)."""
-    owner = x.owner
-    if isinstance(owner, ir.OpView) and owner.operation.name == "stablehlo.complex":
-        return ComplexParts(owner.operands[0], owner.operands[1])
+    complex_op = defining_op(x, "stablehlo.complex")
+    if complex_op is not None:
+        return ComplexParts(complex_op.operands[0], complex_op.operands[1])
     return ComplexParts(sh.real(x), sh.imag(x))
 
 
@@ -600,13 +595,12 @@ class LowerFft(ModulePass):
             _check_shapes(op, kind, lengths)
             user = _transposing_user(op)
             order = list(ir.DenseI64ArrayAttr(user.attributes["permutation"])) if user else None
-            producer = op.operands[0].owner
+            producer = defining_op(op.operands[0], "stablehlo.transpose")
             with ir.InsertionPoint(op), op.location:
                 result = _lower(op, kind, lengths, self.direct_limit, order)
             (user or op).results[0].replace_all_uses_with(result)
             if user:
                 user.erase()
             op.erase()
-            transposed = isinstance(producer, ir.OpView) and producer.operation.name == "stablehlo.transpose"
-            if transposed and not list(producer.results[0].uses):
-                producer.operation.erase()  # the operand's transpose, folded in and now unused
+            if producer is not None and not list(producer.results[0].uses):
+                producer.erase()  # the operand's transpose, folded in and now unused

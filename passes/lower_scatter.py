@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from xhlo._mlir import ir, stablehlo_api
 from xhlo.dialects import stablehlo as sh
 
-from .base import ModulePass, PassError, walk_ops
+from .base import ModulePass, PassError, defining_op, walk_ops
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,13 +155,9 @@ def _window_fits(start_k: list[ir.Value], windows: _Windows) -> ir.Value | None:
 def _update_rows(update: ir.Value, geo: _Geometry, elem: ir.Type) -> _Updates:
     """Updates as [num_windows, window dims...] rows (row k is the k-th update
     window), in the region's element type; a broadcast scalar is one window for all."""
-    owner = update.owner
-    if (
-        isinstance(owner, ir.OpView)
-        and owner.operation.name == "stablehlo.broadcast_in_dim"
-        and not sh.shape_of(owner.operands[0])
-    ):
-        scalar = _convert_if_needed(owner.operands[0], elem)
+    broadcast = defining_op(update, "stablehlo.broadcast_in_dim")
+    if broadcast is not None and not sh.shape_of(broadcast.operands[0]):
+        scalar = _convert_if_needed(broadcast.operands[0], elem)
         return _Updates(None, sh.broadcast_in_dim(scalar, geo.window_shape, []))
     update = _transpose_if_needed(update, [*geo.update_scatter_dims, *geo.update_window_dims])
     window = [geo.update_shape[d] for d in geo.update_window_dims]

@@ -50,7 +50,7 @@ import math
 
 from xhlo._mlir import ir, linalg, tensor
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass, defining_op, walk_ops
 
 BLAS_TAG = "xhlo.blas"
 BLAS_ALPHA = "xhlo.blas_alpha"  # the call's alpha, when a scale of the product was folded in
@@ -345,10 +345,6 @@ def _im2col_nhwc(op: ir.Operation) -> None:
                                      [], [n, oh, ow, f])
     op.results[0].replace_all_uses_with(result)
     op.erase()
-
-
-def defining_op(value: ir.Value) -> ir.Operation | None:
-    return value.owner.operation if isinstance(value, ir.OpResult) else None
 
 
 def is_positive_zero(value: ir.Value) -> bool:
