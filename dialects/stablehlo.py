@@ -45,6 +45,11 @@ def is_integer(t: ir.Type) -> bool:
     return isinstance(t, ir.IntegerType)
 
 
+def is_half_float(t: ir.Type) -> bool:
+    """bf16 or f16 (an element type): what XLA:CPU, and xhlo, compute on in f32."""
+    return isinstance(t, (ir.BF16Type, ir.F16Type))
+
+
 def is_unsigned(t: ir.Type) -> bool:
     return isinstance(t, ir.IntegerType) and ir.IntegerType(t).is_unsigned
 

@@ -166,7 +166,7 @@ def widen_op(op: ir.Operation, narrow: Callable[[ir.Type], bool] = _is_small_flo
         ]
     entries = []
     for src, dst in zip(op.regions, wide.regions):
-        entries += _move_and_widen_region(src, dst, op.location)
+        entries += _move_and_widen_region(src, dst, op.location, narrow)
     for old, new in zip(op.results, results):
         old.replace_all_uses_with(new)
     op.erase()
@@ -174,9 +174,9 @@ def widen_op(op: ir.Operation, narrow: Callable[[ir.Type], bool] = _is_small_flo
 
 
 def _move_and_widen_region(
-    src: ir.Region, dst: ir.Region, location: ir.Location
+    src: ir.Region, dst: ir.Region, location: ir.Location, narrow: Callable[[ir.Type], bool]
 ) -> list[tuple[ir.Value, ir.Value]]:
-    """Move the blocks; small-float block arguments and returned values become f32.
+    """Move the blocks; ``narrow`` block arguments and returned values become f32.
 
     The body keeps computing on the small type (its ops are widened one by
     one), so the arguments are rounded back on entry; returns those
@@ -188,18 +188,18 @@ def _move_and_widen_region(
         block.append_to(dst)
         with location:
             for arg in block.arguments:
-                if small_float_format(arg.type) is None:
+                if not narrow(arg.type):
                     continue
                 elem = arg.type.element_type
-                arg.set_type(_widened(arg.type))
+                arg.set_type(_widened(arg.type, narrow))
                 with ir.InsertionPoint.at_block_begin(block):
-                    narrow = sh.convert(arg, elem)
-                arg.replace_all_uses_except(narrow, narrow.owner.operation)
-                entries.append((arg, narrow))
+                    rounded = sh.convert(arg, elem)
+                arg.replace_all_uses_except(rounded, rounded.owner.operation)
+                entries.append((arg, rounded))
             terminator = block.operations[len(block.operations) - 1]
             with ir.InsertionPoint(terminator):
                 for i, value in enumerate(terminator.operands):
-                    if small_float_format(value.type):
+                    if narrow(value.type):
                         terminator.operands[i] = sh.convert(value, f32)
     return entries
 

@@ -23,10 +23,6 @@ BATCH_NORM_OPS = (
 )
 
 
-def _is_low_precision(t: ir.Type) -> bool:
-    return isinstance(t, (ir.BF16Type, ir.F16Type))
-
-
 @dataclasses.dataclass
 class _Layout:
     """Where the feature dimension sits and how to move per-feature vectors around it."""
@@ -70,7 +66,7 @@ def _layout(op: ir.Operation) -> _Layout:
         raise PassError(op, f"'{op.name}' needs a statically shaped operand, got {operand_type}")
     elem = operand_type.element_type
     feature_index = ir.IntegerAttr(op.attributes["feature_index"]).value
-    compute = ir.F32Type.get() if _is_low_precision(elem) else elem
+    compute = ir.F32Type.get() if sh.is_half_float(elem) else elem
     return _Layout(tuple(operand_type.shape), feature_index, compute)
 
 

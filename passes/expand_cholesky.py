@@ -23,10 +23,6 @@ from xhlo.dialects import stablehlo as sh
 from .base import ModulePass, PassError, walk_ops
 
 
-def _is_low_precision(t: ir.Type) -> bool:
-    return isinstance(t, (ir.BF16Type, ir.F16Type))
-
-
 def adjoint(x: ir.Value) -> ir.Value:
     """Conjugate transpose of the two minor dimensions."""
     rank = len(sh.shape_of(x))
@@ -98,7 +94,7 @@ def _as_element_type(real_value: ir.Value, elem: ir.Type) -> ir.Value:
 def expand_cholesky(a: ir.Value, lower: bool) -> ir.Value:
     """The Cholesky factor of ``a`` in the selected triangle (f16/bf16 computed in f32)."""
     elem = sh.element_type(a)
-    if _is_low_precision(elem):
+    if sh.is_half_float(elem):
         return sh.convert(expand_cholesky(sh.convert(a, ir.F32Type.get()), lower), elem)
     if lower:
         return lower_cholesky(a)

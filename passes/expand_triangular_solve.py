@@ -39,10 +39,6 @@ class SolveOptions:
     transpose_a: str
 
 
-def _is_low_precision(t: ir.Type) -> bool:
-    return isinstance(t, (ir.BF16Type, ir.F16Type))
-
-
 def swap_minor(x: ir.Value) -> ir.Value:
     """Transpose of the two minor dimensions."""
     rank = len(sh.shape_of(x))
@@ -137,7 +133,7 @@ def substitute(m: ir.Value, b: ir.Value, lower: bool, unit_diagonal: bool) -> ir
 def triangular_solve(a: ir.Value, b: ir.Value, options: SolveOptions) -> ir.Value:
     """The solution of op(a) @ x = b (left side) or x @ op(a) = b (right side)."""
     elem = sh.element_type(a)
-    if _is_low_precision(elem):
+    if sh.is_half_float(elem):
         f32 = ir.F32Type.get()
         return sh.convert(triangular_solve(sh.convert(a, f32), sh.convert(b, f32), options), elem)
     mode = options.transpose_a if options.left_side else RIGHT_TO_LEFT[options.transpose_a]

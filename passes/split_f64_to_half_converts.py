@@ -43,7 +43,7 @@ class SplitF64ToHalfConverts(ModulePass):
         for op in walk_ops(module, "stablehlo.convert"):
             target = sh.element_type(op.results[0])
             if not isinstance(sh.element_type(op.operands[0]), ir.F64Type) \
-                    or not isinstance(target, (ir.F16Type, ir.BF16Type)):
+                    or not sh.is_half_float(target):
                 continue
             with ir.InsertionPoint(op), op.location:
                 result = sh.convert(_round_to_odd_f32(op.operands[0]), target)

@@ -39,6 +39,7 @@ import dataclasses
 import math
 
 from xhlo._mlir import arith, ir
+from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass
 from .vector_math import EXPANDED_ONLY_HERE
@@ -303,7 +304,7 @@ def _body_is_vectorizable(op: ir.Operation) -> bool:
             elem = _scalar_type(value.type)
             if _element_bits(elem) is None:
                 return False
-            if isinstance(elem, (ir.F16Type, ir.BF16Type)) and name not in _SMALL_FLOAT_SAFE:
+            if sh.is_half_float(elem) and name not in _SMALL_FLOAT_SAFE:
                 return False  # LLVM cannot legalize most vector ops on half floats (it aborts)
     return True
 

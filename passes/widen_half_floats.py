@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 
 from xhlo._mlir import ir
+from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, op_name, walk_ops
 from .emulate_small_floats import widen_op
@@ -54,7 +55,7 @@ def _in_combiner(op: ir.Operation) -> bool:
 
 
 def _is_half(t: ir.Type) -> bool:
-    return isinstance(t, ir.RankedTensorType) and isinstance(t.element_type, (ir.BF16Type, ir.F16Type))
+    return isinstance(t, ir.RankedTensorType) and sh.is_half_float(t.element_type)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,10 +18,6 @@ from .base import ModulePass, walk_ops
 WIDENED_OPS = ("stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution")
 
 
-def _is_low_precision(t: ir.Type) -> bool:
-    return isinstance(t, (ir.BF16Type, ir.F16Type))
-
-
 @dataclasses.dataclass(frozen=True)
 class WidenLowPrecisionDot(ModulePass):
     """Run f16/bf16 dot_general/dot/convolution in f32 and round the result once."""
@@ -32,11 +28,11 @@ class WidenLowPrecisionDot(ModulePass):
         f32 = ir.F32Type.get()
         for op in walk_ops(module, WIDENED_OPS):
             result_elem = sh.element_type(op.results[0])
-            if not _is_low_precision(result_elem):
+            if not sh.is_half_float(result_elem):
                 continue
             with ir.InsertionPoint(op), op.location:
                 operands = [
-                    sh.convert(v, f32) if _is_low_precision(sh.element_type(v)) else v
+                    sh.convert(v, f32) if sh.is_half_float(sh.element_type(v)) else v
                     for v in op.operands
                 ]
                 if any(sh.element_type(v) != f32 for v in operands):
