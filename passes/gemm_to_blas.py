@@ -35,8 +35,7 @@ import math
 from xhlo import blas
 from xhlo._mlir import arith, ir, memref, scf
 
-from .base import ModulePass, walk_ops
-from .base import defining_op
+from .base import ModulePass, defining_op, walk_ops
 from .prepare_gemms import BLAS_ALPHA, BLAS_TAG, RESHAPES, GemmShape, classify, is_positive_zero
 
 _ELEMENT_BYTES = {"f32": 4, "f64": 8}

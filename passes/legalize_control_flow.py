@@ -74,7 +74,7 @@ def _invariant_constant(value: ir.Value, op: ir.Operation) -> int | None:
     return _constant_int(op.operands[index]) if _is_arg(returned, body, index) else None
 
 
-def _trip_count(op: ir.Operation) -> int | None:
+def counted_trip_count(op: ir.Operation) -> int | None:
     """Iterations of a counted while loop (``i = c0; while i < bound: ...; i = i + 1``), else None."""
     cond, body = op.regions[0].blocks[0], op.regions[1].blocks[0]
     ops = [o for o in cond.operations if o.operation.name != "stablehlo.constant"]
@@ -124,7 +124,7 @@ def _lower_counted_while(op: ir.Operation, trips: int) -> None:
 
 
 def _lower_while(op: ir.Operation) -> None:
-    trips = _trip_count(op)
+    trips = counted_trip_count(op)
     if trips is not None:
         _lower_counted_while(op, trips)
         return

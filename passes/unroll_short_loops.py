@@ -26,7 +26,7 @@ import math
 from xhlo._mlir import ir
 
 from .base import ModulePass, walk_ops
-from .legalize_control_flow import _trip_count
+from .legalize_control_flow import counted_trip_count
 
 # Calls and communication stay in their loop: each unrolled copy would be a call
 # site of its own (a collective's fast path is per site, set up on its first call).
@@ -102,7 +102,7 @@ class UnrollShortLoops(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         for op in reversed(walk_ops(module, "stablehlo.while")):  # inner loops first
-            trips = _trip_count(op)
+            trips = counted_trip_count(op)
             if trips is None or not 1 <= trips <= self.max_trips or not _large_state(op, self.min_elements):
                 continue
             size = _nested_ops(op)
