@@ -96,24 +96,24 @@ class CanonicalizeConvolutions(ModulePass):
                 x = sh.transpose(x, x_order)
             if k_order != identity:
                 k = sh.transpose(k, k_order)
-            y_shape = [sh.shape_of(op.results[0])[d] for d in y_order]
+            # the result keeps its element type (a preferred type may differ from the operands')
+            y_type = sh.tensor_type([sh.shape_of(op.results[0])[d] for d in y_order], sh.element_type(op.results[0]))
             attributes = {name: op.attributes[name] for name in op.attributes if name != "lhs_dilation"}
             attributes["dimension_numbers"] = stablehlo_api.ConvDimensionNumbers.get(
                 0, 3, [1, 2], 2, 3, [0, 1], 0, 3, [1, 2]
             )
             if by_phase:
-                y = _by_phase(x, k, y_shape, dilation, _padding(op), attributes)
+                y = _by_phase(x, k, y_type, dilation, _padding(op), attributes)
             else:
-                y = _convolution(x, k, y_shape, attributes)
+                y = _convolution(x, k, y_type, attributes)
             if y_order != identity:  # the result's dim y_order[j] is the canonical result's dim j
                 y = sh.transpose(y, [y_order.index(d) for d in range(4)])
         op.results[0].replace_all_uses_with(y)
         op.erase()
 
 
-def _convolution(x: ir.Value, k: ir.Value, y_shape: list[int], attributes: dict) -> ir.Value:
-    return sh.create("stablehlo.convolution", [x, k], [sh.tensor_type(y_shape, sh.element_type(x))],
-                     attributes).result
+def _convolution(x: ir.Value, k: ir.Value, y_type: ir.RankedTensorType, attributes: dict) -> ir.Value:
+    return sh.create("stablehlo.convolution", [x, k], [y_type], attributes).result
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,21 +138,23 @@ def _phases(size: int, kernel: int, out: int, stride: int, low: int) -> list[_Ph
     return phases
 
 
-def _by_phase(x: ir.Value, k: ir.Value, y_shape: list[int], stride: list[int], padding: list[tuple[int, int]],
-              attributes: dict) -> ir.Value:
+def _by_phase(x: ir.Value, k: ir.Value, y_type: ir.RankedTensorType, stride: list[int],
+              padding: list[tuple[int, int]], attributes: dict) -> ir.Value:
     """The NHWC/HWIO transposed convolution as one convolution per output phase, interleaved."""
+    y_shape, y_elem = list(y_type.shape), y_type.element_type
     n, height, width, _ = sh.shape_of(x)
     kh, kw, _, features = sh.shape_of(k)
     rows, cols = (_phases(size, taps, out, s, lo) for size, taps, out, s, (lo, _) in
                   zip((height, width), (kh, kw), y_shape[1:3], stride, padding))
     tiles = [-(-out // s) for out, s in zip(y_shape[1:3], stride)]  # outputs per phase, rounded up
-    zero = sh.constant(0.0, sh.element_type(x))
+    zero = sh.constant(0.0, y_elem)
     blocks = []
     for row in rows:
         line = []
         for col in cols:
             if row.taps and col.taps and row.count and col.count:
-                block = _phase_convolution(x, k, stride, (row, col), [n, row.count, col.count, features], attributes)
+                block_type = sh.tensor_type([n, row.count, col.count, features], y_elem)
+                block = _phase_convolution(x, k, stride, (row, col), block_type, attributes)
                 if (row.count, col.count) != tuple(tiles):  # a shorter phase: rounded up with zeros
                     block = sh.pad(block, zero, [0] * 4, [0, tiles[0] - row.count, tiles[1] - col.count, 0], [0] * 4)
             else:
@@ -165,7 +167,7 @@ def _by_phase(x: ir.Value, k: ir.Value, y_shape: list[int], stride: list[int], p
 
 
 def _phase_convolution(x: ir.Value, k: ir.Value, stride: list[int], phase: tuple[_Phase, _Phase],
-                       y_shape: list[int], attributes: dict) -> ir.Value:
+                       y_type: ir.RankedTensorType, attributes: dict) -> ir.Value:
     *_, channels, features = sh.shape_of(k)
     row, col = phase
     taps = sh.slice(k, [row.first_tap, col.first_tap, 0, 0],
@@ -180,7 +182,7 @@ def _phase_convolution(x: ir.Value, k: ir.Value, stride: list[int], phase: tuple
     attributes = {name: value for name, value in attributes.items()
                   if name not in ("window_strides", "rhs_dilation", "padding", "window_reversal")}
     attributes["padding"] = ir.DenseElementsAttr.get(np.array(padding, dtype=np.int64))
-    return _convolution(x, taps, y_shape, attributes)
+    return _convolution(x, taps, y_type, attributes)
 
 
 def _padding(op: ir.Operation) -> list[tuple[int, int]]:

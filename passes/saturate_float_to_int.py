@@ -51,8 +51,8 @@ def _float_bounds(float_type: str, low: int, high: int) -> tuple[float, float] |
     if dtype is None:
         return None
     with np.errstate(over="ignore"):
-        lo = float(dtype(low))
-        hi = float(dtype(high + 1))
+        lo = float(dtype(float(low)))  # via a Python float: ml_dtypes rejects ints outside int64
+        hi = float(dtype(float(high + 1)))
     if np.isinf(lo):
         lo = float(-np.finfo(dtype).max)
     return lo, hi

@@ -4,6 +4,10 @@ Accumulating a long dot product in bf16 loses most of its digits; XLA:CPU
 upcasts such dots to f32 and rounds the result once, and JAX's numbers (the
 conformance expectations) reflect that. The rewrite converts the operands,
 runs the op with an f32 result and converts back.
+
+A complex product with a wider preferred result (complex64 operands, complex128
+result) gets its operands converted exactly to the result type: the linalg
+lowering builds no mixed-type complex contraction.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ WIDENED_OPS = ("stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution"
 
 @dataclasses.dataclass(frozen=True)
 class WidenLowPrecisionDot(ModulePass):
-    """Run f16/bf16 dot_general/dot/convolution in f32 and round the result once."""
+    """Run f16/bf16 dot_general/dot/convolution in f32 and round the result once; complex
+    operands take a wider complex result's type."""
 
     NAME = "xhlo-widen-low-precision-dot"
 
@@ -28,6 +33,8 @@ class WidenLowPrecisionDot(ModulePass):
         f32 = ir.F32Type.get()
         for op in walk_ops(module, WIDENED_OPS):
             result_elem = sh.element_type(op.results[0])
+            if isinstance(result_elem, ir.ComplexType):
+                _convert_complex_operands(op, result_elem)
             if not sh.is_half_float(result_elem):
                 continue
             with ir.InsertionPoint(op), op.location:
@@ -43,3 +50,10 @@ class WidenLowPrecisionDot(ModulePass):
                 narrow = sh.convert(wide, result_elem)
             op.results[0].replace_all_uses_with(narrow)
             op.erase()
+
+
+def _convert_complex_operands(op: ir.Operation, result_elem: ir.Type) -> None:
+    for index, value in enumerate(op.operands):
+        if sh.element_type(value) != result_elem:
+            with ir.InsertionPoint(op), op.location:
+                op.operands[index] = sh.convert(value, result_elem)

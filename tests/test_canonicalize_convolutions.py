@@ -7,6 +7,7 @@ convolution became a BLAS-bound contraction.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 import xhlo
@@ -96,3 +97,26 @@ def test_integer_convolution_keeps_its_layout():
     assert "stablehlo.transpose" not in exe.ir("xhlo-stablehlo-prepare")
     (expected,) = reference.evaluate(module, x, k)
     np.testing.assert_array_equal(exe(x, k), expected)
+
+
+@pytest.mark.parametrize("window", ["pad = [[1, 1], [1, 1]]", "pad = [[1, 2], [1, 2]], lhs_dilate = [2, 2]"])
+@pytest.mark.parametrize("elem", ["f16", "bf16"])
+def test_preferred_result_type_is_kept(window, elem):
+    """f16/bf16 operands with an f32 result (JAX's preferred_element_type): the canonical
+    convolution keeps the f32 result, also when split by phase. Oracle: the interpreter
+    on the operands in f32 (it takes no bf16), where their products are exact."""
+    x_shape, k_shape = (2, 6, 6, 16), (3, 3, 8, 16)
+    y_side = 6 if "lhs_dilate" not in window else 12
+    y_shape = (2, y_side, y_side, 8)
+    numbers = "[b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f]"
+    module = conv_module(x_shape, k_shape, y_shape, numbers, window, elem=elem).replace(
+        _t(y_shape, elem), _t(y_shape))
+    dtype = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}[elem]
+    x, k = (RNG.standard_normal(s).astype(dtype) for s in (x_shape, k_shape))
+    exe = xhlo.compile(module, cache=False)
+    assert "stablehlo.transpose" in exe.ir("xhlo-stablehlo-prepare")
+    oracle = conv_module(x_shape, k_shape, y_shape, numbers, window)
+    (expected,) = reference.evaluate(oracle, x.astype(np.float32), k.astype(np.float32))
+    result = exe(x, k)
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)

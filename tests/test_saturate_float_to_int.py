@@ -8,6 +8,7 @@ vectorized and scalar code alike.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 import xhlo
@@ -60,3 +61,16 @@ def test_in_range_values_truncate_toward_zero():
     x = np.linspace(-1000.7, 1000.7, 64).astype(np.float32)
     got = xhlo.compile(convert(64, "f32", "i32"))(x)
     np.testing.assert_array_equal(got, np.trunc(x).astype(np.int32))
+
+
+@pytest.mark.parametrize("dst", ["i32", "i64", "ui64"])
+@pytest.mark.parametrize("src", ["bf16", "f16"])
+def test_half_floats_saturate_as_their_f32_values(src, dst):
+    """A 64-bit range bound overflows f16 and rounds in bf16 (2**63 is exact); the
+    oracle converts the same values from f32, where they are exact."""
+    dtype = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}[src]
+    with np.errstate(over="ignore"):
+        x = _edges(INT_TYPES[dst], np.float32).astype(dtype)
+    got = xhlo.compile(convert(len(x), src, dst))(x)
+    (expected,) = reference.evaluate(convert(len(x), "f32", dst), x.astype(np.float32))
+    np.testing.assert_array_equal(got, expected)

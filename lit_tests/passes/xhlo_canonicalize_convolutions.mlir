@@ -76,3 +76,16 @@ func.func @transposed(%g: tensor<2x6x6x16xf32>, %k: tensor<3x3x8x16xf32>) -> ten
        {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x6x6x16xf32>, tensor<3x3x8x16xf32>) -> tensor<2x12x12x8xf32>
   return %0 : tensor<2x12x12x8xf32>
 }
+
+// -----
+
+// A preferred result type wider than the operands' (bf16 x bf16 -> f32) is kept.
+// CHECK-LABEL: func.func @preferred_result_type
+// CHECK: stablehlo.convolution
+// CHECK-SAME: (tensor<2x12x12x16xbf16>, tensor<3x3x16x8xbf16>) -> tensor<2x12x12x8xf32>
+// CHECK: return {{.*}} : tensor<2x8x12x12xf32>
+func.func @preferred_result_type(%x: tensor<2x12x12x16xbf16>, %k: tensor<8x16x3x3xbf16>) -> tensor<2x8x12x12xf32> {
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[o, i, 0, 1]->[b, f, 0, 1], window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x12x12x16xbf16>, tensor<8x16x3x3xbf16>) -> tensor<2x8x12x12xf32>
+  return %0 : tensor<2x8x12x12xf32>
+}

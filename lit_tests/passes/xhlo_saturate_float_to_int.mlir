@@ -37,3 +37,15 @@ func.func @vector_unsigned(%x: vector<16xf64>) -> vector<16xi32> {
   %0 = arith.fptoui %x : vector<16xf64> to vector<16xi32>
   return %0 : vector<16xi32>
 }
+
+// -----
+
+// bf16 -> i64: both 64-bit bounds are powers of two, exact in bf16.
+// CHECK-LABEL: func.func @bf16_to_i64
+// CHECK-DAG: arith.constant -9.{{[0-9]+}}e+18 : bf16
+// CHECK-DAG: arith.constant 9.{{[0-9]+}}e+18 : bf16
+// CHECK: arith.fptosi %{{.*}} : bf16 to i64
+func.func @bf16_to_i64(%x: bf16) -> i64 {
+  %0 = arith.fptosi %x : bf16 to i64
+  return %0 : i64
+}

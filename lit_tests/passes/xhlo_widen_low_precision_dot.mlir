@@ -23,3 +23,17 @@ func.func @f32_dot(%a: tensor<2x8xf32>, %b: tensor<8x3xf32>) -> tensor<2x3xf32> 
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x8xf32>, tensor<8x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// complex64 operands of a complex128 product are converted (exactly) to complex128.
+// CHECK-LABEL: func.func @complex_preferred
+// CHECK-SAME: (%[[A:.*]]: tensor<2x8xcomplex<f32>>, %[[B:.*]]: tensor<8x3xcomplex<f32>>)
+// CHECK-NEXT: %[[WA:.*]] = stablehlo.convert %[[A]] : (tensor<2x8xcomplex<f32>>) -> tensor<2x8xcomplex<f64>>
+// CHECK-NEXT: %[[WB:.*]] = stablehlo.convert %[[B]] : (tensor<8x3xcomplex<f32>>) -> tensor<8x3xcomplex<f64>>
+// CHECK-NEXT: %[[D:.*]] = stablehlo.dot_general %[[WA]], %[[WB]], contracting_dims = [1] x [0] : (tensor<2x8xcomplex<f64>>, tensor<8x3xcomplex<f64>>) -> tensor<2x3xcomplex<f64>>
+// CHECK-NEXT: return %[[D]]
+func.func @complex_preferred(%a: tensor<2x8xcomplex<f32>>, %b: tensor<8x3xcomplex<f32>>) -> tensor<2x3xcomplex<f64>> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x8xcomplex<f32>>, tensor<8x3xcomplex<f32>>) -> tensor<2x3xcomplex<f64>>
+  return %0 : tensor<2x3xcomplex<f64>>
+}
