@@ -151,7 +151,20 @@ func.func @real_schur(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
 // -----
 
 func.func @not_a_matrix(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error@+1 {{'lapack_spotrf_ffi' needs a non-empty matrix operand, got tensor<4xf32>}}
+  // expected-error@+1 {{'lapack_spotrf_ffi' needs a matrix operand, got tensor<4xf32>}}
   %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8}} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<i32>)
   return %0#0 : tensor<4xf32>
+}
+
+// -----
+
+// Empty matrices: LAPACK returns at once (info 0); every result is a zero constant.
+// CHECK-LABEL: func.func @empty_batch
+// CHECK-DAG: %[[A:.*]] = stablehlo.constant dense<{{.*}}> : tensor<3x0x0xf32>
+// CHECK-DAG: %[[INFO:.*]] = stablehlo.constant dense<0> : tensor<3xi32>
+// CHECK-NOT: custom_call
+// CHECK: return %[[A]], %[[INFO]]
+func.func @empty_batch(%a: tensor<3x0x0xf32>) -> (tensor<3x0x0xf32>, tensor<3xi32>) {
+  %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8}, mhlo.frontend_attributes = {num_batch_dims = "1"}} : (tensor<3x0x0xf32>) -> (tensor<3x0x0xf32>, tensor<3xi32>)
+  return %0#0, %0#1 : tensor<3x0x0xf32>, tensor<3xi32>
 }
