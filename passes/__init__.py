@@ -57,6 +57,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-lower-small-gemms": "lower_small_gemms:LowerSmallGemms",
     "xhlo-gemm-to-blas": "gemm_to_blas:GemmToBlas",
     "xhlo-saturate-float-to-int": "saturate_float_to_int:SaturateFloatToInt",
+    "xhlo-bf16-extf-as-shift": "bf16_extf_as_shift:Bf16ExtfAsShift",
     "xhlo-reduce-window-to-scan": "reduce_window_to_scan:ReduceWindowToScan",
     "xhlo-split-reductions": "split_reductions:SplitReductions",
     "xhlo-vector-math": "vector_math:VectorMath",
