@@ -18,7 +18,7 @@ column-major operand layout gives it to LAPACK, and the results (``ipiv``
 1-based, ``info``, reflectors, eigenvectors in columns) are LAPACK's own.
 
 Handled: ``getrf``, ``potrf``, ``geqrf``, ``orgqr``/``ungqr``, ``syevd``/``heevd``
-and ``gesdd`` for s/d/c/z, and ``trsm`` for s/d. The others (complex ``trsm``,
+and ``gesdd`` for s/d/c/z, and ``trsm`` for s/d. The others (complex ``trsm``, ``gtsv``,
 ``geev``, ``gees``), and every call when the library is missing, are left to
 ``xhlo-legalize-lapack-custom-calls``, which computes them with StableHLO loops.
 """

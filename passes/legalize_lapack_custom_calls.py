@@ -23,7 +23,11 @@ LAPACK's output conventions (so the code JAX wraps around the call keeps working
   (Wilkinson shifts, deflation per matrix), eigenvectors by substitution on the
   triangular factor, normalized as LAPACK's (unit norm, largest entry real);
   complex ``gees`` (Schur) returns that Schur form (the real quasi-triangular
-  form of real ``gees`` is not produced: an error).
+  form of real ``gees`` is not produced: an error);
+* ``gtsv`` (tridiagonal solve) -> LAPACK's elimination with row swaps, then back
+  substitution.
+
+An empty operand returns at once, as LAPACK does: ``info`` 0, results zero.
 
 Batch dimensions lead (``num_batch_dims``); loop indices are shared by the
 batch, per-matrix choices (pivot rows, rotations) are made with masks, never
@@ -45,7 +49,7 @@ from xhlo.dialects import stablehlo as sh
 from .base import ModulePass, PassError, walk_ops
 
 TARGET = re.compile(
-    r"^lapack_([sdcz])(potrf|trsm|getrf|geqrf|orgqr|ungqr|syevd|heevd|gesdd|geev|gees)_ffi$"
+    r"^lapack_([sdcz])(potrf|trsm|getrf|geqrf|orgqr|ungqr|syevd|heevd|gesdd|geev|gees|gtsv)_ffi$"
 )
 
 # LAPACK's character arguments, as JAX stores them in mhlo.backend_config (ui8 codes)
@@ -1151,6 +1155,100 @@ def gees(op: ir.Operation, config: dict[str, int], result_types: list[ir.Type]) 
     return [t, z, _diagonal(t), sdim, _convert_to(info, result_types[4])]
 
 
+# -- gtsv ----------------------------------------------------------------------------------
+
+
+def _at(vector: ir.Value, k: ir.Value) -> ir.Value:
+    """``vector[..., k]`` of a ``[..., n]`` stack, as ``[..., 1]``."""
+    *batch, _ = sh.shape_of(vector)
+    return sh.dynamic_slice(vector, [sh.index_scalar(0)] * len(batch) + [k], [*batch, 1])
+
+
+def _put(vector: ir.Value, value: ir.Value, k: ir.Value) -> ir.Value:
+    return sh.dynamic_update_slice(vector, value, [sh.index_scalar(0)] * (_rank(vector) - 1) + [k])
+
+
+def _rows(b: ir.Value, k: ir.Value, count: int = 1) -> ir.Value:
+    """Rows ``k .. k + count`` of a ``[..., n, nrhs]`` stack."""
+    *batch, _, nrhs = sh.shape_of(b)
+    return sh.dynamic_slice(b, _starts(len(batch), k, sh.index_scalar(0)), [*batch, count, nrhs])
+
+
+def _scale_rows(entry: ir.Value, rows: ir.Value) -> ir.Value:
+    """``entry * rows``: a ``[..., 1]`` entry times ``[..., 1, nrhs]`` rows."""
+    return sh.multiply(_expand(sh.reshape(entry, [*sh.shape_of(entry), 1]), sh.shape_of(rows)), rows)
+
+
+def gtsv(dl: ir.Value, d: ir.Value, du: ir.Value, b: ir.Value, info_type: ir.Type) -> list[ir.Value]:
+    """(dl, d, du, x, info) of ``?gtsv``: LAPACK's elimination of a tridiagonal system with
+    rows ``k, k + 1`` swapped where the subdiagonal entry is larger (``|re| + |im|`` for
+    complex), then back substitution through the second superdiagonal the swaps fill.
+    JAX's ``dl[..., 0]`` and ``du[..., n - 1]`` lie outside the matrix; ``info = k`` for
+    the first zero pivot ``U[k-1, k-1]`` (``x`` is then undefined, as LAPACK's)."""
+    *batch, n = sh.shape_of(d)
+    entry_type = sh.tensor_type([*batch, 1], sh.element_type(d))
+    zero_entry = sh.constant(0, entry_type)
+    sub = sh.concatenate([sh.slice(dl, [0] * len(batch) + [1], [*batch, n]), zero_entry], len(batch))
+    sup = sh.concatenate([sh.slice(du, [0] * len(batch) + [0], [*batch, n - 1]), zero_entry], len(batch))
+    fill = sh.constant(0, d.type)  # row k, column k + 2
+    info = sh.constant(0, sh.tensor_type([*batch, 1], sh.i32()))
+
+    def eliminate(k, sub, diag, sup, fill, b, info):
+        k1 = _increment(k)
+        s, dk, dk1, uk, uk1 = _at(sub, k), _at(diag, k), _at(diag, k1), _at(sup, k), _at(sup, k1)
+        swap = sh.compare("GT", _pivot_magnitude(s), _pivot_magnitude(dk))
+        keep_factor, swap_factor = _divide(s, dk), _divide(dk, s)
+        diag = _put(diag, sh.select(swap, s, dk), k)
+        diag = _put(diag, sh.select(swap, sh.subtract(uk, sh.multiply(swap_factor, dk1)),
+                                    sh.subtract(dk1, sh.multiply(keep_factor, uk))), k1)
+        fill = _put(fill, sh.select(swap, uk1, zero_entry), k)
+        sup = _put(sup, sh.select(swap, dk1, uk), k)
+        sup = _put(sup, sh.select(swap, sh.unary("negate", sh.multiply(swap_factor, uk1)), uk1), k1)
+        bk, bk1 = _rows(b, k), _rows(b, k1)
+        swap_rows = _expand(sh.reshape(swap, [*batch, 1, 1]), sh.shape_of(bk))
+        new_k = sh.select(swap_rows, bk1, bk)
+        new_k1 = sh.select(swap_rows, sh.subtract(bk, _scale_rows(swap_factor, bk1)),
+                           sh.subtract(bk1, _scale_rows(keep_factor, bk)))
+        b = sh.dynamic_update_slice(b, sh.concatenate([new_k, new_k1], len(batch)),
+                                    _starts(len(batch), k, sh.index_scalar(0)))
+        singular = sh.and_(sh.unary("not", swap), sh.compare("EQ", dk, zero_entry))
+        info = _first_failure(info, singular, k1)
+        return [sub, diag, sup, fill, b, info]
+
+    _, diag, sup, fill, b, info = _counted_loop(n - 1, [sub, d, sup, fill, b, info], eliminate)
+    last = sh.index_scalar(n - 1)
+    info = _first_failure(info, sh.compare("EQ", _at(diag, last), zero_entry), sh.index_scalar(n))
+    nrhs = sh.shape_of(b)[-1]
+    x = sh.concatenate([b, sh.constant(0, sh.tensor_type([*batch, 2, nrhs], sh.element_type(b)))], len(batch))
+
+    def substitute(j, x):
+        k = sh.subtract(last, j)
+        k1 = _increment(k)
+        ahead = _rows(x, k1, 2)  # x[k + 1], x[k + 2]: zero rows past the end
+        row = sh.subtract(_rows(x, k), _scale_rows(_at(sup, k), _rows(ahead, sh.index_scalar(0))))
+        row = sh.subtract(row, _scale_rows(_at(fill, k), _rows(ahead, sh.index_scalar(1))))
+        pivot = _expand(sh.reshape(_at(diag, k), [*batch, 1, 1]), sh.shape_of(row))
+        return [sh.dynamic_update_slice(x, _divide(row, pivot), _starts(len(batch), k, sh.index_scalar(0)))]
+
+    (x,) = _counted_loop(n, [x], substitute)
+    x = sh.slice(x, [0] * (len(batch) + 2), [*batch, n, nrhs])
+    # what LAPACK leaves in DL (JAX's dl[1:]): the fill of rows 0 .. n-3, then dl[n-1]
+    if n >= 2:
+        edges = [sh.slice(dl, [0] * len(batch) + [0], [*batch, 1]),
+                 sh.slice(fill, [0] * len(batch) + [0], [*batch, n - 2]),
+                 sh.slice(dl, [0] * len(batch) + [n - 1], [*batch, n])]
+        dl = sh.concatenate(edges, len(batch))
+        du = sh.concatenate([sh.slice(sup, [0] * len(batch) + [0], [*batch, n - 1]),
+                             sh.slice(du, [0] * len(batch) + [n - 1], [*batch, n])], len(batch))
+    return [dl, diag, du, x, _convert_to(sh.reshape(info, batch), info_type)]
+
+
+def _first_failure(info: ir.Value, failed: ir.Value, code: ir.Value) -> ir.Value:
+    """``info`` where it is already set or nothing failed, else ``code`` (``[..., 1]`` i32)."""
+    unset = sh.compare("EQ", info, sh.constant(0, info.type))
+    return sh.select(sh.and_(unset, failed), _scalar_like(sh.convert(code, sh.i32()), sh.shape_of(info)), info)
+
+
 # -- the pass ------------------------------------------------------------------------------
 
 
@@ -1168,13 +1266,16 @@ def backend_config(op: ir.Operation) -> dict[str, int]:
     }
 
 
-def _check_matrix_operands(op: ir.Operation, target: str) -> None:
+def _check_matrix_operands(op: ir.Operation, target: str, routine: str) -> None:
     for value in op.operands:
         t = value.type
         if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
             raise PassError(op, f"'{target}' needs statically shaped operands, got {t}")
-    if len(sh.shape_of(op.operands[0])) < 2:
-        raise PassError(op, f"'{target}' needs a matrix operand, got {op.operands[0].type}")
+    if routine == "gtsv" and len(op.operands) != 4:
+        raise PassError(op, f"'{target}' needs 4 operands (dl, d, du, b), got {len(op.operands)}")
+    matrix = op.operands[3 if routine == "gtsv" else 0]  # gtsv: the three diagonals, then b
+    if len(sh.shape_of(matrix)) < 2:
+        raise PassError(op, f"'{target}' needs a matrix operand, got {matrix.type}")
 
 
 def legalize(op: ir.Operation, routine: str) -> list[ir.Value]:
@@ -1198,6 +1299,8 @@ def legalize(op: ir.Operation, routine: str) -> list[ir.Value]:
         return geev(operands[0], config, result_types)
     if routine == "gees":
         return gees(op, config, result_types)
+    if routine == "gtsv":
+        return gtsv(*operands, result_types[4])
     return gesdd(operands[0], config, result_types)
 
 
@@ -1213,9 +1316,9 @@ class LegalizeLapackCustomCalls(ModulePass):
             match = TARGET.match(target)
             if match is None:
                 continue
-            _check_matrix_operands(op, target)
+            _check_matrix_operands(op, target, match.group(2))
             with ir.InsertionPoint(op), op.location:
-                if 0 in sh.shape_of(op.operands[0]):  # LAPACK returns at once, info = 0
+                if any(0 in sh.shape_of(v) for v in op.operands):  # LAPACK returns at once, info = 0
                     values = [sh.constant(0, result.type) for result in op.results]
                 else:
                     values = legalize(op, match.group(2))

@@ -367,6 +367,25 @@ def test_linalg_built_on_svd():
     )
 
 
+def test_tridiagonal_solve_and_empty_linalg():
+    """lax.linalg.tridiagonal_solve (LAPACK ?gtsv) on a batch whose second system is
+    singular (JAX returns NaN for it), and jnp.linalg on 0x0 matrices."""
+    dl, d, du = (normal(2, 6) for _ in range(3))
+    d[1, 0] = dl[1, 1] = 0.0  # a zero first column
+    b = normal(2, 6, 3)
+
+    def f(dl, d, du, b, empty):
+        return jax.lax.linalg.tridiagonal_solve(dl, d, du, b), jnp.linalg.eigh(empty)[0], jnp.linalg.inv(empty)
+
+    result = compile_exported(export.export(jax.jit(f))(dl, d, du, b, np.zeros((0, 0), np.float32)))(
+        dl, d, du, b, np.zeros((0, 0), np.float32))
+    assert np.isnan(result[0][1]).all()
+    assert result[1].shape == (0,) and result[2].shape == (0, 0)
+    # one elimination of a 6x6 system with row swaps, f32
+    assert_same(lambda dl, d, du, b: jax.lax.linalg.tridiagonal_solve(dl, d, du, b),
+                dl[:1], d[:1], du[:1], b[:1], rtol=1e-4, atol=1e-5)
+
+
 # -- calling conventions -------------------------------------------------------------------------
 
 

@@ -194,6 +194,49 @@ def test_getrf_batched_pivots_differ_per_matrix_and_info_flags_singular():
     assert info[2] == 2
 
 
+# -- gtsv ----------------------------------------------------------------------------------
+
+
+def gtsv_case(dtype, batch, n, nrhs, seed=0):
+    """JAX's operands: dl[..., 0] and du[..., n-1] lie outside the matrix (nonzero here, to
+    show they are ignored); diagonals of like size, so rows swap often."""
+    dl, d, du = (random_matrix((*batch, n), dtype, seed + i) for i in range(3))
+    b = random_matrix((*batch, n, nrhs), dtype, seed + 3)
+    shapes = [tensor((*batch, n), ELEM[dtype])] * 3 + [tensor((*batch, n, nrhs), ELEM[dtype])]
+    module = lapack_module("gtsv", dtype, shapes, [*shapes, tensor(batch, "i32")])
+    return module, (dl, d, du, b)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_gtsv_matches_lapack(dtype):
+    """Every output against LAPACK's own ?gtsv (scipy), matrix by matrix: the solution,
+    the factor's diagonals (which show the same rows were swapped) and info."""
+    lapack = pytest.importorskip("scipy.linalg.lapack")
+    module, (dl, d, du, b) = gtsv_case(dtype, (3,), 7, 2)
+    out_dl, out_d, out_du, x, info = xhlo.compile(module)(dl, d, du, b)
+    routine = getattr(lapack, PREFIX[dtype] + "gtsv")
+    for i in range(3):
+        du2, e_d, e_du, e_x, e_info = routine(dl[i, 1:], d[i], du[i, :-1], b[i])
+        assert info[i] == e_info == 0
+        assert_close(x[i], e_x, dtype)
+        assert_close(out_d[i], e_d, dtype)
+        assert_close(out_du[i, :-1], e_du, dtype)
+        assert_close(out_dl[i, 1:-1], du2[:-1], dtype)  # the fill of the swaps
+        assert out_dl[i, 0] == dl[i, 0] and out_du[i, -1] == du[i, -1]
+
+
+def test_gtsv_info_flags_the_first_zero_pivot():
+    """A zero first column (d[0] = 0 and the entry below it 0): info = 1 for that system
+    only; a zero last pivot gives info = n."""
+    module, (dl, d, du, b) = gtsv_case(np.float64, (3,), 5, 1, seed=4)
+    d[1, 0], dl[1, 1] = 0.0, 0.0
+    d[2, -1], dl[2, -1], du[2, -2] = 0.0, 0.0, 0.0
+    _, _, _, x, info = xhlo.compile(module)(dl, d, du, b)
+    np.testing.assert_array_equal(info, [0, 1, 5])
+    dense = np.diag(d[0]) + np.diag(dl[0, 1:], -1) + np.diag(du[0, :-1], 1)
+    assert_close(x[0], np.linalg.solve(dense, b[0]), np.float64)
+
+
 # -- geqrf, orgqr --------------------------------------------------------------------------
 
 

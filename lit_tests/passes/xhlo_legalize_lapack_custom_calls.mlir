@@ -168,3 +168,18 @@ func.func @empty_batch(%a: tensor<3x0x0xf32>) -> (tensor<3x0x0xf32>, tensor<3xi3
   %0:2 = stablehlo.custom_call @lapack_spotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8}, mhlo.frontend_attributes = {num_batch_dims = "1"}} : (tensor<3x0x0xf32>) -> (tensor<3x0x0xf32>, tensor<3xi32>)
   return %0#0, %0#1 : tensor<3x0x0xf32>, tensor<3xi32>
 }
+
+// -----
+
+// gtsv: an elimination loop (rows swap by pivot magnitude) and a back-substitution loop.
+// CHECK-LABEL: func.func @tridiagonal
+// CHECK-NOT: custom_call
+// CHECK: stablehlo.while
+// CHECK: stablehlo.compare GT
+// CHECK: stablehlo.while
+// CHECK: stablehlo.divide
+// CHECK: return
+func.func @tridiagonal(%dl: tensor<5xf32>, %d: tensor<5xf32>, %du: tensor<5xf32>, %b: tensor<5x2xf32>) -> (tensor<5x2xf32>, tensor<i32>) {
+  %0:5 = stablehlo.custom_call @lapack_sgtsv_ffi(%dl, %d, %du, %b) {mhlo.backend_config = {}, mhlo.frontend_attributes = {num_batch_dims = "0"}} : (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5x2xf32>) -> (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<5x2xf32>, tensor<i32>)
+  return %0#3, %0#4 : tensor<5x2xf32>, tensor<i32>
+}
