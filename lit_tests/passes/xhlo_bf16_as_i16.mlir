@@ -1,0 +1,46 @@
+// RUN: xhlo-opt %s --xhlo-bf16-as-i16 --split-input-file --verify-diagnostics | FileCheck %s
+
+// bf16 data in the LLVM dialect becomes i16: loads, selects, stores and phis;
+// the bitcasts to i16 vanish. Constants stay bf16, read through a bitcast (folded by LLVM).
+// CHECK-LABEL: llvm.func @moves
+// CHECK: %[[C:.*]] = llvm.mlir.constant(dense<1.000000e+00> : vector<9xbf16>) : vector<9xbf16>
+// CHECK: %[[ONE:.*]] = llvm.bitcast %[[C]] : vector<9xbf16> to vector<9xi16>
+// CHECK: %[[V:.*]] = llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr -> vector<9xi16>
+// CHECK-NEXT: llvm.zext %[[V]] : vector<9xi16> to vector<9xi32>
+// CHECK: llvm.br ^bb1(%[[V]] : vector<9xi16>)
+// CHECK: ^bb1(%[[PHI:.*]]: vector<9xi16>):
+// CHECK: %[[S:.*]] = llvm.select %{{.*}}, %[[PHI]], %[[ONE]] : vector<9xi1>, vector<9xi16>
+// CHECK: llvm.store %[[S]], %{{.*}} {alignment = 2 : i64} : vector<9xi16>, !llvm.ptr
+llvm.func @moves(%p: !llvm.ptr, %c: vector<9xi1>) {
+  %one = llvm.mlir.constant(dense<1.0> : vector<9xbf16>) : vector<9xbf16>
+  %v = llvm.load %p {alignment = 2 : i64} : !llvm.ptr -> vector<9xbf16>
+  %bits = llvm.bitcast %v : vector<9xbf16> to vector<9xi16>
+  %wide = llvm.zext %bits : vector<9xi16> to vector<9xi32>
+  llvm.br ^bb1(%v : vector<9xbf16>)
+^bb1(%phi: vector<9xbf16>):
+  %s = llvm.select %c, %phi, %one : vector<9xi1>, vector<9xbf16>
+  llvm.store %s, %p {alignment = 2 : i64} : vector<9xbf16>, !llvm.ptr
+  llvm.return
+}
+
+// -----
+
+// A hardware truncation keeps its bf16 result; its users read it as i16.
+// CHECK-LABEL: llvm.func @hardware_truncation
+// CHECK: %[[T:.*]] = llvm.fptrunc %{{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK: %[[B:.*]] = llvm.bitcast %[[T]] : vector<16xbf16> to vector<16xi16>
+// CHECK: llvm.store %[[B]], %{{.*}} : vector<16xi16>, !llvm.ptr
+llvm.func @hardware_truncation(%x: vector<16xf32>, %p: !llvm.ptr) {
+  %t = llvm.fptrunc %x : vector<16xf32> to vector<16xbf16>
+  llvm.store %t, %p : vector<16xbf16>, !llvm.ptr
+  llvm.return
+}
+
+// -----
+
+llvm.func @arithmetic(%x: bf16, %p: !llvm.ptr) {
+  // expected-error@+1 {{a bf16 float operation reached the LLVM dialect}}
+  %0 = llvm.fadd %x, %x : bf16
+  llvm.store %0, %p : bf16, !llvm.ptr
+  llvm.return
+}
