@@ -157,6 +157,8 @@ STAGES: tuple[Stage, ...] = (
             "func.func(convert-linalg-to-loops)",
             # one-element reads of strided buffers: a scalar load (no vector load exists for them)
             "xhlo-scalar-transfer-reads",
+            # masked reads of one non-unit dim: 1-D reads (convert-vector-to-scf mistypes their masks)
+            "xhlo-squeeze-masked-transfer-reads",
             "convert-vector-to-scf",
             # large loops xhlo-vectorize marked write-disjoint -> the xhlo_parallel_for thread pool
             "xhlo-parallelize-loops",
