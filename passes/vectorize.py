@@ -300,6 +300,8 @@ def _body_is_vectorizable(op: ir.Operation) -> bool:
             return False
         if name not in _ALLOWED_BODY_OPS and not name.startswith(_ALLOWED_BODY_DIALECTS):
             return False
+        if name == "tensor.extract" and _is_bool(_scalar_type(inner.operands[0].type)):
+            return False  # a gather from a bool tensor: a vector<i1> read would unpack bits, not bytes
         for value in list(inner.operands) + list(inner.results):
             elem = _scalar_type(value.type)
             if _element_bits(elem) is None:

@@ -142,6 +142,24 @@ def test_boolean_results_stay_byte_per_element():
     np.testing.assert_array_equal(xhlo.compile(src)(a, b), a > b)
 
 
+def test_gather_from_a_boolean_tensor_reads_bytes():
+    """Rows gathered from an i1 tensor (``(a > 0)[idx]``): a vector<i1> read of that tensor
+    would unpack bits of its bytes (it once gave zeros for most of the row)."""
+    t, tb = _t((3, 4, 8)), _t((3, 4, 8), "i1")
+    src = f"""func.func @main(%a: {t}, %i: tensor<2x1xi32>) -> tensor<2x4x8xf32> {{
+  %zero = stablehlo.constant dense<0.0> : {t}
+  %mask = stablehlo.compare GT, %a, %zero : ({t}, {t}) -> {tb}
+  %rows = "stablehlo.gather"(%mask, %i) <{{dimension_numbers = #stablehlo.gather<offset_dims = [1, 2],
+      collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1, 4, 8>}}>
+      : ({tb}, tensor<2x1xi32>) -> tensor<2x4x8xi1>
+  %0 = stablehlo.convert %rows : (tensor<2x4x8xi1>) -> tensor<2x4x8xf32>
+  return %0 : tensor<2x4x8xf32>
+}}"""
+    a = RNG.standard_normal((3, 4, 8)).astype(np.float32)
+    index = np.array([[2], [0]], np.int32)
+    np.testing.assert_array_equal(xhlo.compile(src)(a, index), (a > 0)[index[:, 0]].astype(np.float32))
+
+
 @pytest.mark.parametrize("rows", [80, 333])  # 5 tiles of 16 rows; a masked last tile
 def test_argmax_pair_reduction(rows):
     """JAX's argmax: two results combined by selects (NaN wins, ties take the lower

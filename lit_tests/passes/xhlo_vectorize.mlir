@@ -122,6 +122,25 @@ func.func @bool_result_stays_scalar(%a: tensor<64xf32>, %b: tensor<64xf32>) -> t
 
 // -----
 
+// A gather from an i1 tensor (tensor.extract in the body) is left scalar too.
+// CHECK-LABEL: func.func @bool_gather_stays_scalar
+// CHECK: linalg.generic
+// CHECK-NOT: vector.transfer_read
+// CHECK: return
+func.func @bool_gather_stays_scalar(%m: tensor<3x8xi1>, %row: index) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e : tensor<8xf32>) {
+  ^bb0(%o: f32):
+    %j = linalg.index 0 : index
+    %b = tensor.extract %m[%row, %j] : tensor<3x8xi1>
+    %f = arith.uitofp %b : i1 to f32
+    linalg.yield %f : f32
+  } -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
 // Matmuls tagged for BLAS are neither generalized nor tiled.
 // CHECK-LABEL: func.func @blas_matmul_untouched
 // CHECK-NEXT: linalg.matmul {xhlo.blas}
