@@ -80,6 +80,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-canonicalize-convolutions",
             # threefry's 5 rounds over whole arrays: unrolled, fusion makes them one kernel
             "xhlo-unroll-short-loops",
+            # ops that change nothing (canonicalize keeps them; the linalg lowering can crash on them)
+            "xhlo-fold-identity-ops",
             "func.func(canonicalize)",
             # last: collective runtime calls become external calls on buffers
             "xhlo-lower-runtime-calls",

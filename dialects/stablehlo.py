@@ -208,6 +208,10 @@ def clamp(lo: ir.Value, x: ir.Value, hi: ir.Value) -> ir.Value:
 
 
 def reshape(x: ir.Value, shape: Sequence[int]) -> ir.Value:
+    """``x`` as ``shape``; ``x`` itself when it has that shape (the upstream linalg lowering
+    crashes on a rank-0 to rank-0 reshape of an unsigned type, which no pass folds)."""
+    if tuple(shape) == shape_of(x):
+        return x
     return _one("stablehlo.reshape", [x], tensor_type(shape, element_type(x)))
 
 

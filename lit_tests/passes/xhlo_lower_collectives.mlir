@@ -17,12 +17,10 @@
 
 // INPLACE-LABEL: func.func @all_reduce
 // INPLACE-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<4xf32>
-// INPLACE: %[[B:.*]] = stablehlo.reshape %[[X]] : (tensor<4xf32>) -> tensor<4xf32>
-// INPLACE: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_reduce(%[[B]])
+// INPLACE: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_reduce(%[[X]])
 // INPLACE-SAME: fold = "xhlo_all_reduce_fold_0"
 // INPLACE-SAME: (tensor<4xf32>) -> tensor<4xf32>
-// INPLACE: %[[R:.*]] = stablehlo.reshape %[[E]] : (tensor<4xf32>) -> tensor<4xf32>
-// INPLACE: return %[[R]]
+// INPLACE: return %[[E]]
 // INPLACE-LABEL: func.func @xhlo_all_reduce_fold_0
 // INPLACE-SAME: (%[[A0:.*]]: tensor<2xf32>, %[[A1:.*]]: tensor<2xf32>) -> tensor<2xf32>
 // INPLACE: %[[F:.*]] = "stablehlo.map"(%[[A0]], %[[A1]])
@@ -330,22 +328,19 @@ module attributes {mhlo.num_replicas = 2 : i32} {
 // INPLACE-LABEL: func.func @all_reduce_mean
 // INPLACE: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_reduce
 // INPLACE-SAME: fold = "[[MEAN:xhlo_all_reduce_fold_[0-9]+]]"
-// INPLACE: %[[R:.*]] = stablehlo.reshape %[[E]]
 // INPLACE-NOT: stablehlo.multiply
 // INPLACE-NOT: stablehlo.exponential
-// INPLACE: return %[[R]]
+// INPLACE: return %[[E]]
 // INPLACE-LABEL: func.func @all_reduce_shared
 // INPLACE-SAME: %[[Y:[a-zA-Z0-9_]+]]: tensor<4xf32>)
 // INPLACE: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_reduce
 // INPLACE-SAME: fold = "[[SHARED:xhlo_all_reduce_fold_[0-9]+]]"
-// INPLACE: %[[R:.*]] = stablehlo.reshape %[[E]]
-// INPLACE: stablehlo.multiply %[[R]], %[[Y]]
-// INPLACE: stablehlo.multiply %[[R]], %[[R]]
+// INPLACE: stablehlo.multiply %[[E]], %[[Y]]
+// INPLACE: stablehlo.multiply %[[E]], %[[E]]
 // INPLACE-LABEL: func.func @all_reduce_times_argument
 // INPLACE-SAME: %[[Y:[a-zA-Z0-9_]+]]: tensor<4xf32>)
 // INPLACE: %[[E:.*]] = stablehlo.custom_call @xhlo.runtime.all_reduce
-// INPLACE: %[[R:.*]] = stablehlo.reshape %[[E]]
-// INPLACE: stablehlo.multiply %[[R]], %[[Y]]
+// INPLACE: stablehlo.multiply %[[E]], %[[Y]]
 // INPLACE: func.func @[[MEAN]](
 // INPLACE: "stablehlo.map"
 // INPLACE: %[[S:.*]] = stablehlo.add
