@@ -21,7 +21,10 @@ in (``xhlo.no_bf16``) is not scanned.
 from __future__ import annotations
 
 import dataclasses
+import re
 
+import ml_dtypes
+import numpy as np
 from xhlo._mlir import ir
 
 from .base import ModulePass, PassError, walk_ops
@@ -67,6 +70,36 @@ def _i16_type_attribute(attr: ir.Attribute) -> ir.Attribute | None:
     return None
 
 
+_ELEMENT = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:inf|nan|\d+\.?\d*(?:[eE][-+]?\d+)?)")
+
+
+def _i16_bits(attr: ir.DenseElementsAttr) -> ir.DenseElementsAttr:
+    """A bf16 dense attribute as i16 of the same bits (its elements are read from its text:
+    the bindings convert no bf16 element)."""
+    shape_type = ir.ShapedType(attr.type)
+    i16 = ir.IntegerType.get_signless(16)
+    i16_type = ir.VectorType.get(shape_type.shape, i16)
+    if attr.is_splat:
+        bits = int(np.array(ir.FloatAttr(attr.get_splat_value()).value, ml_dtypes.bfloat16).view(np.int16))
+        return ir.DenseElementsAttr.get_splat(i16_type, ir.IntegerAttr.get(i16, bits))
+    body = str(attr)[len("dense<"):str(attr).rindex(">")]
+    if body.startswith('"0x'):  # the raw little-endian buffer
+        bits = np.frombuffer(bytes.fromhex(body[3:body.index('"', 1)]), np.int16)
+    else:
+        tokens = _ELEMENT.findall(body.split(":")[0])
+        bits = np.array([int(t, 16) if t.startswith("0x") else
+                         int(np.array(float(t), ml_dtypes.bfloat16).view(np.uint16)) for t in tokens],
+                        np.uint16).view(np.int16)
+    return ir.DenseElementsAttr.get(bits.reshape(shape_type.shape), type=i16_type)
+
+
+def _constant_as_i16(op: ir.Operation) -> None:
+    """An aggregate bf16 constant (an n-D vector: an array of vectors), which no bitcast
+    takes, holds the same bits as i16."""
+    op.attributes["value"] = _i16_bits(ir.DenseElementsAttr(op.attributes["value"]))
+    op.results[0].set_type(_as_i16(op.results[0].type))
+
+
 def _hand_over_as_i16(op: ir.Operation) -> None:
     """``op`` keeps its bf16 result; its users get it as i16 bits."""
     result = op.results[0]
@@ -78,8 +111,12 @@ def _hand_over_as_i16(op: ir.Operation) -> None:
 def _retype(op: ir.Operation) -> bool:
     """Retype ``op``'s bf16 results, block arguments and attributes; whether any were."""
     if op.name in _KEEPS_BF16:
-        if _has_bf16(op.results[0].type):
-            _hand_over_as_i16(op)
+        result_type = op.results[0].type
+        if _has_bf16(result_type):
+            if isinstance(result_type, (ir.VectorType, ir.BF16Type)):
+                _hand_over_as_i16(op)
+            else:
+                _constant_as_i16(op)
         return False
     if op.name == "llvm.mlir.global":  # memory: its loads are retyped
         return False

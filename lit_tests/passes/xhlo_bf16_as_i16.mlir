@@ -44,3 +44,16 @@ llvm.func @arithmetic(%x: bf16, %p: !llvm.ptr) {
   llvm.store %0, %p : bf16, !llvm.ptr
   llvm.return
 }
+
+// -----
+
+// Constants of n-D vectors (arrays of vectors: no bitcast takes them) hold the same bits
+// as i16: 1.0 = 0x3F80, 2.0 = 0x4000, a NaN 0x7FC0, -3.5 = 0xC060, +inf 0x7F80.
+// CHECK-LABEL: llvm.func @nd_constants
+// CHECK: llvm.mlir.constant(dense<{{\[}}[16256, 16384], [32704, -16288]]> : vector<2x2xi16>) : !llvm.array<2 x vector<2xi16>>
+// CHECK: llvm.mlir.constant(dense<32640> : vector<3x1xi16>) : !llvm.array<3 x vector<1xi16>>
+llvm.func @nd_constants() -> !llvm.array<3 x vector<1xbf16>> {
+  %0 = llvm.mlir.constant(dense<[[1.0, 2.0], [0x7FC0, -3.5]]> : vector<2x2xbf16>) : !llvm.array<2 x vector<2xbf16>>
+  %1 = llvm.mlir.constant(dense<0x7F80> : vector<3x1xbf16>) : !llvm.array<3 x vector<1xbf16>>
+  llvm.return %1 : !llvm.array<3 x vector<1xbf16>>
+}
