@@ -108,8 +108,8 @@ def _hand_over_as_i16(op: ir.Operation) -> None:
     result.replace_all_uses_except(bits, bits.owner.operation)
 
 
-def _retype(op: ir.Operation) -> bool:
-    """Retype ``op``'s bf16 results, block arguments and attributes; whether any were."""
+def _retype(op: ir.Operation) -> None:
+    """Retype ``op``'s bf16 results, block arguments and attributes."""
     if op.name in _KEEPS_BF16:
         result_type = op.results[0].type
         if _has_bf16(result_type):
@@ -117,9 +117,9 @@ def _retype(op: ir.Operation) -> bool:
                 _hand_over_as_i16(op)
             else:
                 _constant_as_i16(op)
-        return False
+        return
     if op.name == "llvm.mlir.global":  # memory: its loads are retyped
-        return False
+        return
     changed = False
     for name in _TYPED_ATTRIBUTES.get(op.name, ()):
         if name in op.attributes and (new := _i16_type_attribute(op.attributes[name])) is not None:
@@ -136,33 +136,6 @@ def _retype(op: ir.Operation) -> bool:
                     argument.set_type(_as_i16(argument.type))
     if changed and op.name not in _MOVES_DATA:
         raise PassError(op, "a bf16 float operation reached the LLVM dialect (bf16 math runs in f32)")
-    return changed
-
-
-# where bf16 values come from: everything else computes on (or moves) their results
-_SOURCES = frozenset({
-    "llvm.load", "llvm.intr.masked.load", "llvm.intr.masked.gather", "llvm.mlir.constant",
-    "llvm.mlir.poison", "llvm.mlir.undef", "llvm.mlir.zero", "llvm.bitcast", "llvm.fptrunc",
-    "llvm.func", "llvm.mlir.global", "llvm.call",
-})
-
-
-def _any_bf16(module: ir.Operation) -> bool:
-    """Whether any bf16 value exists, from its sources alone (a cheap first look)."""
-    found = []
-
-    def visit(op):
-        if op.name in _SOURCES:
-            types = [r.type for r in op.results]
-            if op.name in ("llvm.func", "llvm.mlir.global"):
-                types = [op.attributes["function_type" if op.name == "llvm.func" else "global_type"]]
-            if any("bf16" in str(t) if not isinstance(t, ir.Type) else _has_bf16(t) for t in types):
-                found.append(op)
-                return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return bool(found)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,8 +147,6 @@ class Bf16AsI16(ModulePass):
     def run(self, module: ir.Operation) -> None:
         if NO_BF16_ATTR in module.attributes:  # xhlo-bf16-conversions saw no bf16 data
             del module.attributes[NO_BF16_ATTR]
-            return
-        if not _any_bf16(module):
             return
         casts = []
         for op in walk_ops(module, None):

@@ -15,7 +15,9 @@ random arguments and compared with ``jax.jit`` of the same function:
   factorizations' errors scale with the matrix;
 * ``eig``: the eigenvalues as a multiset (their order is unspecified), and each
   eigenvector by its residual ``|A v - lambda v|`` (a vector's phase is free);
-* an unstable sort's operands with equal keys in any order (keys exactly).
+* an unstable sort's operands with equal keys in any order (keys exactly);
+* ``top_k``: the values, and indices that point at elements of those values (a
+  tie may pick either).
 
 Cases JAX itself marks unimplemented on the CPU are left out. Each worker
 process runs cases one after another; a worker that crashes or times out has
@@ -113,23 +115,46 @@ def eig_mismatch(harness, args, got, want) -> str | None:
     return None
 
 
-def unstable_sort_mismatch(harness, got, want) -> str | None:
-    """Keys exactly; the other operands' values per run of equal keys in any order."""
+def _bits(a):
+    """``a``'s elements as unsigned integers of their bits (NaN payloads compare exactly)."""
     import numpy as np
 
-    keys = harness.params["num_keys"]
-    axis = harness.params["dimension"]
+    a = np.ascontiguousarray(a)
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind != "c" else a.view(f"u{a.dtype.itemsize // 2}")
+
+
+def unstable_sort_mismatch(harness, got, want) -> str | None:
+    """Keys as by ``mismatch``; the other operands' values per run of equal keys in any order."""
+    import numpy as np
+
+    keys, axis = harness.params["num_keys"], harness.params["dimension"]
     got = [np.moveaxis(np.asarray(g), axis, -1) for g in got]
     want = [np.moveaxis(np.asarray(w), axis, -1) for w in want]
     for g, w in zip(got[:keys], want[:keys]):
         if (why := mismatch(g, w)) is not None:
             return f"keys: {why}"
-    rows = [np.stack(arrays, -1).reshape(-1, arrays[0].shape[-1], len(arrays)) for arrays in (got, want)]
-    for g_row, w_row in zip(*rows):
-        key_runs = [tuple(map(float, r[:keys])) for r in w_row]
-        if sorted(map(tuple, g_row.tolist())) != sorted(map(tuple, w_row.tolist())) or \
-                [tuple(map(float, r[:keys])) for r in g_row] != key_runs:
+    if len(got) == keys:
+        return None
+    # rows of (key bits, operand bits) per position; complex operands give two columns
+    def rows(arrays):
+        columns = [_bits(a).reshape(-1, a.shape[-1], 1 + (a.dtype.kind == "c")) for a in arrays]
+        return np.concatenate([c.astype(np.uint64) for c in columns], axis=-1)
+    for g_row, w_row in zip(rows(got), rows(want)):
+        if sorted(map(tuple, g_row.tolist())) != sorted(map(tuple, w_row.tolist())):
             return "operands with equal keys hold other values"
+    return None
+
+
+def top_k_mismatch(args, got, want) -> str | None:
+    """Values as by ``mismatch``; each index points at an element of its value (ties may
+    pick either)."""
+    import numpy as np
+
+    if (why := mismatch(got[0], want[0])) is not None:
+        return f"values: {why}"
+    picked = np.take_along_axis(np.asarray(args[0]), np.asarray(got[1]).astype(np.int64), axis=-1)
+    if (why := mismatch(picked, np.asarray(got[0]))) is not None:
+        return f"indices: {why}"
     return None
 
 
@@ -144,6 +169,8 @@ def check(harness, args, got, want) -> str | None:
         return eig_mismatch(harness, args, got, want)
     if harness.group_name == "sort" and not harness.params.get("is_stable", True):
         return unstable_sort_mismatch(harness, got, want)
+    if harness.group_name in ("top_k", "approx_top_k") and len(got) == 2:
+        return top_k_mismatch(args, got, want)
     for k, (g, w) in enumerate(zip(got, want)):
         if (why := mismatch(g, w, scale_to_max=harness.group_name in LINALG)) is not None:
             return f"result {k}: {why}"
