@@ -82,6 +82,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-unroll-short-loops",
             # ops that change nothing (canonicalize keeps them; the linalg lowering can crash on them)
             "xhlo-fold-identity-ops",
+            # before MLIR's math folder, which makes atan2(0, 0) NaN
+            "xhlo-fold-constant-atan2",
             "func.func(canonicalize)",
             # last: collective runtime calls become external calls on buffers
             "xhlo-lower-runtime-calls",

@@ -59,6 +59,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-saturate-float-to-int": "saturate_float_to_int:SaturateFloatToInt",
     "xhlo-bf16-as-i16": "bf16_as_i16:Bf16AsI16",
     "xhlo-fold-identity-ops": "fold_identity_ops:FoldIdentityOps",
+    "xhlo-fold-constant-atan2": "fold_constant_atan2:FoldConstantAtan2",
     "xhlo-squeeze-masked-transfer-reads": "squeeze_masked_transfer_reads:SqueezeMaskedTransferReads",
     "xhlo-bf16-conversions": "bf16_conversions:Bf16Conversions",
     "xhlo-reduce-window-to-scan": "reduce_window_to_scan:ReduceWindowToScan",
