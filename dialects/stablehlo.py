@@ -41,6 +41,18 @@ def i64() -> ir.Type:
     return ir.IntegerType.get_signless(64)
 
 
+def scalar_type(t: ir.Type) -> ir.Type:
+    """The element type of a shaped (tensor, vector, memref) type; a scalar type itself."""
+    return ir.ShapedType(t).element_type if isinstance(t, ir.ShapedType) else t
+
+
+def with_element(t: ir.Type, element: ir.Type) -> ir.Type:
+    """A vector type ``t`` with another element type; ``element`` for a scalar type."""
+    if isinstance(t, ir.VectorType):
+        return ir.VectorType.get(ir.VectorType(t).shape, element)
+    return element
+
+
 def is_integer(t: ir.Type) -> bool:
     return isinstance(t, ir.IntegerType)
 

@@ -21,47 +21,37 @@ from __future__ import annotations
 import dataclasses
 
 from xhlo._mlir import arith, ir
+from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, walk_ops
-
-
-def _element(t: ir.Type) -> ir.Type:
-    return ir.ShapedType(t).element_type if isinstance(t, ir.ShapedType) else t
-
-
-def _like(t: ir.Type, element: ir.Type) -> ir.Type:
-    """``t`` (a scalar or a vector) with ``element`` as its element type."""
-    return ir.VectorType.get(ir.VectorType(t).shape, element) if isinstance(t, ir.VectorType) else element
+from .saturate_float_to_int import splat_constant
 
 
 def _int(t: ir.Type, width: int, value: int) -> ir.Value:
-    element = ir.IntegerType.get_signless(width)
-    scalar = ir.IntegerAttr.get(element, value)
-    if isinstance(t, ir.VectorType):
-        return arith.constant(_like(t, element), ir.DenseElementsAttr.get_splat(_like(t, element), scalar))
-    return arith.constant(element, scalar)
+    """An i``width`` constant shaped like ``t`` (scalar or vector)."""
+    return splat_constant(value, sh.with_element(t, ir.IntegerType.get_signless(width)))
 
 
 def _extend(op: ir.Operation) -> ir.Value:
     (x,) = op.operands
     t = op.results[0].type
     i16, i32 = ir.IntegerType.get_signless(16), ir.IntegerType.get_signless(32)
-    wide = arith.extui(_like(t, i32), arith.bitcast(_like(t, i16), x))
-    f32 = arith.bitcast(_like(t, ir.F32Type.get()), arith.shli(wide, _int(t, 32, 16)))
-    return f32 if _element(t) == ir.F32Type.get() else arith.extf(t, f32)  # exact: f64 via f32
+    wide = arith.extui(sh.with_element(t, i32), arith.bitcast(sh.with_element(t, i16), x))
+    f32 = arith.bitcast(sh.with_element(t, ir.F32Type.get()), arith.shli(wide, _int(t, 32, 16)))
+    return f32 if sh.scalar_type(t) == ir.F32Type.get() else arith.extf(t, f32)  # exact: f64 via f32
 
 
 def _truncate(op: ir.Operation) -> ir.Value:
     (x,) = op.operands
-    if not isinstance(_element(x.type), ir.F32Type):  # f64: through f32, as xhlo converts elsewhere
-        x = arith.truncf(_like(x.type, ir.F32Type.get()), x)
+    if not isinstance(sh.scalar_type(x.type), ir.F32Type):  # f64: through f32, as xhlo converts elsewhere
+        x = arith.truncf(sh.with_element(x.type, ir.F32Type.get()), x)
     t = x.type
-    bits = arith.bitcast(_like(t, ir.IntegerType.get_signless(32)), x)
+    bits = arith.bitcast(sh.with_element(t, ir.IntegerType.get_signless(32)), x)
     odd = arith.andi(arith.shrui(bits, _int(t, 32, 16)), _int(t, 32, 1))  # ties go to even
     rounded = arith.shrui(arith.addi(bits, arith.addi(odd, _int(t, 32, 0x7FFF))), _int(t, 32, 16))
     quiet_nan = arith.ori(arith.shrui(bits, _int(t, 32, 16)), _int(t, 32, 0x40))
     is_nan = arith.cmpf(arith.CmpFPredicate.UNO, x, x)
-    top = arith.trunci(_like(t, ir.IntegerType.get_signless(16)), arith.select(is_nan, quiet_nan, rounded))
+    top = arith.trunci(sh.with_element(t, ir.IntegerType.get_signless(16)), arith.select(is_nan, quiet_nan, rounded))
     return arith.bitcast(op.results[0].type, top)
 
 
@@ -86,7 +76,7 @@ def _makes_bf16(op: ir.Operation) -> bool:
     if op.name == "func.func":
         return "bf16" in str(op.attributes["function_type"])
     value = op.operands[0] if op.name == "arith.extf" else op.results[0]
-    return isinstance(_element(value.type), ir.BF16Type)
+    return isinstance(sh.scalar_type(value.type), ir.BF16Type)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +92,7 @@ class Bf16Conversions(ModulePass):
         for op in ops:
             if op.name not in ("arith.extf", "arith.truncf"):
                 continue
-            source, result = _element(op.operands[0].type), _element(op.results[0].type)
+            source, result = sh.scalar_type(op.operands[0].type), sh.scalar_type(op.results[0].type)
             if op.name == "arith.extf" and isinstance(source, ir.BF16Type):
                 rewrite = _extend
             elif op.name == "arith.truncf" and isinstance(result, ir.BF16Type) and not (

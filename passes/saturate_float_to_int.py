@@ -24,13 +24,9 @@ from .base import ModulePass, walk_ops
 _NUMPY_FLOATS = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
 
 
-def _element(t: ir.Type) -> ir.Type:
-    return ir.ShapedType(t).element_type if isinstance(t, ir.ShapedType) else t
-
-
-def _splat(value: float, like: ir.Type) -> ir.Value:
-    """A constant of type ``like`` (scalar or vector) holding ``value``."""
-    elem = _element(like)
+def splat_constant(value: float, like: ir.Type) -> ir.Value:
+    """An ``arith.constant`` of type ``like`` (scalar or vector) holding ``value``."""
+    elem = sh.scalar_type(like)
     if isinstance(elem, ir.IntegerType):
         width = ir.IntegerType(elem).width
         bits = int(value) % 2**width  # two's complement: signless attributes take signed values
@@ -60,21 +56,21 @@ def _float_bounds(float_type: str, low: int, high: int) -> tuple[float, float] |
 
 def _saturate(op: ir.Operation) -> None:
     src, result_type = op.operands[0], op.results[0].type
-    float_type, int_type = str(_element(src.type)), ir.IntegerType(_element(result_type))
+    float_type, int_type = str(sh.scalar_type(src.type)), ir.IntegerType(sh.scalar_type(result_type))
     low, high = sh.integer_range(int_type.width, op.name == "arith.fptosi")
     bounds = _float_bounds(float_type, low, high)
     if bounds is None:
         return
     with ir.InsertionPoint(op), op.location:
-        lo, hi = (_splat(b, src.type) for b in bounds)
+        lo, hi = (splat_constant(b, src.type) for b in bounds)
         above = arith.cmpf(arith.CmpFPredicate.OGE, src, hi)  # false for NaN
         below = arith.cmpf(arith.CmpFPredicate.OLT, src, lo)  # false for NaN
         in_range = arith.andi(arith.cmpf(arith.CmpFPredicate.OGE, src, lo),
                               arith.cmpf(arith.CmpFPredicate.OLT, src, hi))
-        safe = arith.select(in_range, src, _splat(0.0, src.type))  # NaN -> 0
+        safe = arith.select(in_range, src, splat_constant(0.0, src.type))  # NaN -> 0
         converted = ir.Operation.create(op.name, results=[result_type], operands=[safe]).result
-        converted = arith.select(above, _splat(high, result_type), converted)
-        converted = arith.select(below, _splat(low, result_type), converted)
+        converted = arith.select(above, splat_constant(high, result_type), converted)
+        converted = arith.select(below, splat_constant(low, result_type), converted)
     op.results[0].replace_all_uses_with(converted)
     op.erase()
 
