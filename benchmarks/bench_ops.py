@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Callable
 
+import ml_dtypes
 import numpy as np
 
 RNG = np.random.default_rng(0)
@@ -112,6 +113,8 @@ def _cases() -> list[Case]:
         Case("irfft rows 512x257", lambda x: jnp.fft.irfft(x, 512), lambda: (_complex(512, 257),), 1e-3, 1e-2),
         Case("random uniform 4M", lambda s: jax.random.uniform(key(s), (1 << 22,)), lambda: (seed,), 0, 0),
         Case("random normal 4M", lambda s: jax.random.normal(key(s), (1 << 22,)), lambda: (seed,), 1e-5, 1e-6),
+        Case("bf16 tanh 4M", jnp.tanh, lambda: (_normal(1 << 22, dtype=ml_dtypes.bfloat16),), 1e-2, 1e-2),
+        Case("bf16 gelu 4M", jax.nn.gelu, lambda: (_normal(1 << 22, dtype=ml_dtypes.bfloat16),), 1e-2, 1e-2),
         Case("dropout 0.1 of 4M", lambda s, x: jnp.where(jax.random.bernoulli(key(s), 0.9, x.shape), x / 0.9, 0.0),
              lambda: (seed, _normal(1 << 22)), 1e-6, 1e-7),
     ]
