@@ -213,13 +213,13 @@ def worker(only: str | None) -> None:
         print(json.dumps(outcome), flush=True)
 
 
-def drive(count: int, jobs: int, only: str | None, timeout: float) -> dict[int, dict]:
-    """Run cases 0..count-1 on ``jobs`` crash-isolated workers."""
+def drive(indices, command: list[str], jobs: int, timeout: float) -> dict[int, dict]:
+    """Run each index on one of ``jobs`` crash-isolated workers: processes started with
+    ``command`` that read an index per line and answer one JSON line per index."""
     todo: queue.Queue[int] = queue.Queue()
-    for index in range(count):
+    for index in indices:
         todo.put(index)
     outcomes: dict[int, dict] = {}
-    command = [sys.executable, __file__, "--worker"] + (["--only", only] if only else [])
 
     def serve() -> None:
         proc = None
@@ -267,7 +267,8 @@ def main() -> int:
         return 0
     cases = harnesses(options.only)
     start = time.perf_counter()
-    outcomes = drive(len(cases), options.jobs, options.only, options.timeout)
+    command = [sys.executable, __file__, "--worker"] + (["--only", options.only] if options.only else [])
+    outcomes = drive(range(len(cases)), command, options.jobs, options.timeout)
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     for index, outcome in sorted(outcomes.items()):
         counts[outcome["status"]] += 1
