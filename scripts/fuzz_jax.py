@@ -15,7 +15,7 @@ exactly, floats within a relative 2e-2 / 2e-4 / 1e-9 (16/32/64-bit) of
 differ; ``--show SEED`` prints one program's StableHLO.
 
 Not a test: a difference needs triage. Session 18's runs (3200 programs) found
-14 bugs, since fixed; what remained were differences on JAX's side: XLA's
+7 bugs, since fixed; what remained were differences on JAX's side: XLA's
 tanh rounds to 1.0 from 7.9 on (visible after a cast to int), its simplifier
 turns ``abs(x*x)`` into ``x*x`` for wrapping int8, it keeps f32 precision
 through a bf16 round trip inside a fused chain (``f32(bf16(atan2(a, b)))``,
