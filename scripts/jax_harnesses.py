@@ -6,8 +6,9 @@ JAX ships one harness per (primitive, dtype, shape, parameters) case it tests
 its lowerings with (``jax._src.internal_test_util.test_harnesses``, about 7400
 cases with 64-bit types on the CPU); StableHLO's JAX-generated conformance
 programs come from the same list. Each harness is exported with ``jax.export``
-(x64 enabled, arguments as inputs), compiled by xhlo, run on the harness's own
-random arguments and compared with ``jax.jit`` of the same function:
+(x64 enabled unless ``JAX_ENABLE_X64=0`` is set; arguments as inputs), compiled
+by xhlo, run on the harness's own random arguments and compared with
+``jax.jit`` of the same function:
 
 * integers and booleans exactly; floats and complex numbers within
   ``ATOL`` or a relative tolerance by precision (NaN matches NaN); linear
@@ -44,7 +45,7 @@ LINALG_RTOL = {2: 2e-2, 4: 1e-3, 8: 1e-9}
 
 
 def harnesses(only: str | None = None) -> list:
-    os.environ["JAX_ENABLE_X64"] = "1"
+    os.environ.setdefault("JAX_ENABLE_X64", "1")  # JAX_ENABLE_X64=0 runs the 32-bit variants
     from jax._src.internal_test_util import test_harnesses
 
     return [h for h in test_harnesses.all_harnesses
@@ -184,7 +185,8 @@ def run_case(harness) -> dict:
     import xhlo
     from jax import export
 
-    args = harness.dyn_args_maker(np.random.RandomState(1234))
+    # as JAX takes them: with x64 off, int64/float64 arguments become 32-bit
+    args = [np.asarray(jax.numpy.asarray(a)) for a in harness.dyn_args_maker(np.random.RandomState(1234))]
     try:
         want = jax.jit(harness.dyn_fun)(*args)
         exported = export.export(jax.jit(harness.dyn_fun), platforms=["cpu"])(*args)
