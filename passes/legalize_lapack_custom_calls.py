@@ -1158,25 +1158,9 @@ def gees(op: ir.Operation, config: dict[str, int], result_types: list[ir.Type]) 
 # -- gtsv ----------------------------------------------------------------------------------
 
 
-def _at(vector: ir.Value, k: ir.Value) -> ir.Value:
-    """``vector[..., k]`` of a ``[..., n]`` stack, as ``[..., 1]``."""
-    *batch, _ = sh.shape_of(vector)
-    return sh.dynamic_slice(vector, [sh.index_scalar(0)] * len(batch) + [k], [*batch, 1])
-
-
-def _put(vector: ir.Value, value: ir.Value, k: ir.Value) -> ir.Value:
-    return sh.dynamic_update_slice(vector, value, [sh.index_scalar(0)] * (_rank(vector) - 1) + [k])
-
-
-def _rows(b: ir.Value, k: ir.Value, count: int = 1) -> ir.Value:
-    """Rows ``k .. k + count`` of a ``[..., n, nrhs]`` stack."""
-    *batch, _, nrhs = sh.shape_of(b)
-    return sh.dynamic_slice(b, _starts(len(batch), k, sh.index_scalar(0)), [*batch, count, nrhs])
-
-
 def _scale_rows(entry: ir.Value, rows: ir.Value) -> ir.Value:
-    """``entry * rows``: a ``[..., 1]`` entry times ``[..., 1, nrhs]`` rows."""
-    return sh.multiply(_expand(sh.reshape(entry, [*sh.shape_of(entry), 1]), sh.shape_of(rows)), rows)
+    """``entry * rows``: a ``[..., 1, 1]`` entry times ``[..., 1, nrhs]`` rows."""
+    return sh.multiply(_expand(entry, sh.shape_of(rows)), rows)
 
 
 def gtsv(dl: ir.Value, d: ir.Value, du: ir.Value, b: ir.Value, info_type: ir.Type) -> list[ir.Value]:
@@ -1186,49 +1170,48 @@ def gtsv(dl: ir.Value, d: ir.Value, du: ir.Value, b: ir.Value, info_type: ir.Typ
     JAX's ``dl[..., 0]`` and ``du[..., n - 1]`` lie outside the matrix; ``info = k`` for
     the first zero pivot ``U[k-1, k-1]`` (``x`` is then undefined, as LAPACK's)."""
     *batch, n = sh.shape_of(d)
-    entry_type = sh.tensor_type([*batch, 1], sh.element_type(d))
-    zero_entry = sh.constant(0, entry_type)
-    sub = sh.concatenate([sh.slice(dl, [0] * len(batch) + [1], [*batch, n]), zero_entry], len(batch))
-    sup = sh.concatenate([sh.slice(du, [0] * len(batch) + [0], [*batch, n - 1]), zero_entry], len(batch))
+    zero_entry = sh.constant(0, sh.tensor_type([*batch, 1, 1], sh.element_type(d)))
+    zero_tail = sh.constant(0, sh.tensor_type([*batch, 1], sh.element_type(d)))
+    sub = sh.concatenate([sh.slice(dl, [0] * len(batch) + [1], [*batch, n]), zero_tail], len(batch))
+    sup = sh.concatenate([sh.slice(du, [0] * len(batch) + [0], [*batch, n - 1]), zero_tail], len(batch))
     fill = sh.constant(0, d.type)  # row k, column k + 2
-    info = sh.constant(0, sh.tensor_type([*batch, 1], sh.i32()))
+    info = sh.constant(0, sh.tensor_type([*batch, 1, 1], sh.i32()))
 
     def eliminate(k, sub, diag, sup, fill, b, info):
         k1 = _increment(k)
-        s, dk, dk1, uk, uk1 = _at(sub, k), _at(diag, k), _at(diag, k1), _at(sup, k), _at(sup, k1)
+        s, dk, dk1 = _vector_entry(sub, k), _vector_entry(diag, k), _vector_entry(diag, k1)
+        uk, uk1 = _vector_entry(sup, k), _vector_entry(sup, k1)
         swap = sh.compare("GT", _pivot_magnitude(s), _pivot_magnitude(dk))
         keep_factor, swap_factor = _divide(s, dk), _divide(dk, s)
-        diag = _put(diag, sh.select(swap, s, dk), k)
-        diag = _put(diag, sh.select(swap, sh.subtract(uk, sh.multiply(swap_factor, dk1)),
-                                    sh.subtract(dk1, sh.multiply(keep_factor, uk))), k1)
-        fill = _put(fill, sh.select(swap, uk1, zero_entry), k)
-        sup = _put(sup, sh.select(swap, dk1, uk), k)
-        sup = _put(sup, sh.select(swap, sh.unary("negate", sh.multiply(swap_factor, uk1)), uk1), k1)
-        bk, bk1 = _rows(b, k), _rows(b, k1)
-        swap_rows = _expand(sh.reshape(swap, [*batch, 1, 1]), sh.shape_of(bk))
-        new_k = sh.select(swap_rows, bk1, bk)
-        new_k1 = sh.select(swap_rows, sh.subtract(bk, _scale_rows(swap_factor, bk1)),
-                           sh.subtract(bk1, _scale_rows(keep_factor, bk)))
-        b = sh.dynamic_update_slice(b, sh.concatenate([new_k, new_k1], len(batch)),
-                                    _starts(len(batch), k, sh.index_scalar(0)))
+        diag = _set_vector_entry(diag, sh.select(swap, s, dk), k)
+        diag = _set_vector_entry(diag, sh.select(swap, sh.subtract(uk, sh.multiply(swap_factor, dk1)),
+                                                 sh.subtract(dk1, sh.multiply(keep_factor, uk))), k1)
+        fill = _set_vector_entry(fill, sh.select(swap, uk1, zero_entry), k)
+        sup = _set_vector_entry(sup, sh.select(swap, dk1, uk), k)
+        moved_up = sh.unary("negate", sh.multiply(swap_factor, uk1))
+        sup = _set_vector_entry(sup, sh.select(swap, moved_up, uk1), k1)
+        bk, bk1 = _row(b, k), _row(b, k1)
+        swap_rows = _expand(swap, sh.shape_of(bk))
+        b = _set_row(b, sh.select(swap_rows, bk1, bk), k)
+        b = _set_row(b, sh.select(swap_rows, sh.subtract(bk, _scale_rows(swap_factor, bk1)),
+                                  sh.subtract(bk1, _scale_rows(keep_factor, bk))), k1)
         singular = sh.and_(sh.unary("not", swap), sh.compare("EQ", dk, zero_entry))
         info = _first_failure(info, singular, k1)
         return [sub, diag, sup, fill, b, info]
 
     _, diag, sup, fill, b, info = _counted_loop(n - 1, [sub, d, sup, fill, b, info], eliminate)
     last = sh.index_scalar(n - 1)
-    info = _first_failure(info, sh.compare("EQ", _at(diag, last), zero_entry), sh.index_scalar(n))
+    last_pivot = _vector_entry(diag, last)
+    info = _first_failure(info, sh.compare("EQ", last_pivot, zero_entry), sh.index_scalar(n))
     nrhs = sh.shape_of(b)[-1]
     x = sh.concatenate([b, sh.constant(0, sh.tensor_type([*batch, 2, nrhs], sh.element_type(b)))], len(batch))
 
     def substitute(j, x):
         k = sh.subtract(last, j)
         k1 = _increment(k)
-        ahead = _rows(x, k1, 2)  # x[k + 1], x[k + 2]: zero rows past the end
-        row = sh.subtract(_rows(x, k), _scale_rows(_at(sup, k), _rows(ahead, sh.index_scalar(0))))
-        row = sh.subtract(row, _scale_rows(_at(fill, k), _rows(ahead, sh.index_scalar(1))))
-        pivot = _expand(sh.reshape(_at(diag, k), [*batch, 1, 1]), sh.shape_of(row))
-        return [sh.dynamic_update_slice(x, _divide(row, pivot), _starts(len(batch), k, sh.index_scalar(0)))]
+        row = sh.subtract(_row(x, k), _scale_rows(_vector_entry(sup, k), _row(x, k1)))
+        row = sh.subtract(row, _scale_rows(_vector_entry(fill, k), _row(x, _increment(k1))))  # zero rows past n
+        return [_set_row(x, _divide(row, _expand(_vector_entry(diag, k), sh.shape_of(row))), k)]
 
     (x,) = _counted_loop(n, [x], substitute)
     x = sh.slice(x, [0] * (len(batch) + 2), [*batch, n, nrhs])
@@ -1244,9 +1227,10 @@ def gtsv(dl: ir.Value, d: ir.Value, du: ir.Value, b: ir.Value, info_type: ir.Typ
 
 
 def _first_failure(info: ir.Value, failed: ir.Value, code: ir.Value) -> ir.Value:
-    """``info`` where it is already set or nothing failed, else ``code`` (``[..., 1]`` i32)."""
+    """``info`` where it is already set or nothing failed, else ``code`` (``[..., 1, 1]`` i32)."""
     unset = sh.compare("EQ", info, sh.constant(0, info.type))
-    return sh.select(sh.and_(unset, failed), _scalar_like(sh.convert(code, sh.i32()), sh.shape_of(info)), info)
+    code = _scalar_like(sh.convert(code, sh.i32()), sh.shape_of(info))
+    return sh.select(sh.and_(unset, failed), code, info)
 
 
 # -- the pass ------------------------------------------------------------------------------
