@@ -30,13 +30,14 @@ from xhlo._mlir import ir
 from .base import ModulePass, PassError, walk_ops
 from .bf16_conversions import NO_BF16_ATTR
 
-# ops whose bf16 operands and results are only moved (the same bits as i16)
+# ops whose bf16 operands and results are only moved (the same bits as i16); constants
+# and globals are handled apart
 _MOVES_DATA = frozenset({
     "llvm.load", "llvm.store", "llvm.intr.masked.load", "llvm.intr.masked.store",
     "llvm.intr.masked.gather", "llvm.intr.masked.scatter", "llvm.select", "llvm.shufflevector",
     "llvm.insertelement", "llvm.extractelement", "llvm.insertvalue", "llvm.extractvalue",
-    "llvm.mlir.constant", "llvm.mlir.poison", "llvm.mlir.undef", "llvm.mlir.zero", "llvm.bitcast",
-    "llvm.call", "llvm.func", "llvm.getelementptr", "llvm.alloca", "llvm.mlir.global", "llvm.freeze",
+    "llvm.mlir.poison", "llvm.mlir.undef", "llvm.mlir.zero", "llvm.bitcast",
+    "llvm.call", "llvm.func", "llvm.getelementptr", "llvm.alloca", "llvm.freeze",
     "llvm.intr.vector.insert", "llvm.intr.vector.extract",
 })
 # attributes naming a type that may be bf16, by op

@@ -206,7 +206,7 @@ def apply(spec, vals):
             return lax.cummax(x, axis=axis)
         if op == 2 and floating(x):
             return jax.lax.cumlogsumexp(x, axis=axis)
-        return jnp.cumsum(x, axis=axis, reverse=True) if hasattr(jnp, "cumsum") else x
+        return jnp.cumsum(x, axis=axis, reverse=True)
     if kind == "dot":
         if x.ndim >= 1 and floating(x):
             k = x.shape[-1]
@@ -275,7 +275,7 @@ def apply(spec, vals):
         if op == 12 and x.ndim >= 1 and floating(x):
             return jnp.linalg.norm(x, axis=-1) + jnp.var(x, axis=-1)
         if op == 13 and x.ndim >= 2:
-            return jnp.tril(x) + jnp.triu(x, 1).T.T if x.shape[-1] == x.shape[-2] else jnp.tril(x)
+            return jnp.tril(x) + jnp.triu(x, 1) if x.shape[-1] == x.shape[-2] else jnp.tril(x)
         return x
     if kind == "sort":
         if x.ndim == 0:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,3 +60,12 @@ def counted_loop_body(t: str, steps: int, body: str) -> str:
     stablehlo.return %j, %y : tensor<i32>, {t}
   }}
   return %r#1 : {t}"""
+
+
+def run_in_child(code: str, *args: str) -> None:
+    """Run ``code`` with ``args`` in a fresh Python process and require it to succeed: for
+    cases that once aborted the process (an LLVM or lowering crash), so a regression is a
+    failed test with the child's stderr, not a dead test session."""
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]

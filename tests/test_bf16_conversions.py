@@ -13,17 +13,17 @@ order of signed zeros (maximum(-0, +0) = +0), which numpy leaves to operand orde
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import ml_dtypes
 import numpy as np
 import pytest
 import xhlo
 
+from .conftest import run_in_child
+
 CHILD = """
 import sys
 import ml_dtypes, numpy as np, xhlo
+
 op, n = sys.argv[1], int(sys.argv[2])
 t = f"tensor<{n}xbf16>"
 module = f'''func.func @main(%a: {t}, %b: {t}) -> {t} {{
@@ -49,9 +49,7 @@ np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 @pytest.mark.parametrize("n", [3, 9, 17, 100])
 @pytest.mark.parametrize("op", ["maximum", "minimum"])
 def test_bf16_min_max_compile_and_match_numpy(op, n):
-    done = subprocess.run([sys.executable, "-c", CHILD, op, str(n)],
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
+    run_in_child(CHILD, op, str(n))
 
 
 SPECIAL = np.array([1.0, np.nan, -np.nan, np.inf, -np.inf, -0.0, 3.4e38, 3.3961e38, 65504.0,

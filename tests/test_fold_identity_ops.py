@@ -7,14 +7,14 @@ a child process. Oracle: the operand itself (numpy).
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+
+from .conftest import run_in_child
 
 CHILD = """
 import sys
 import numpy as np, xhlo
+
 elem, dtype, shape = sys.argv[1], np.dtype(sys.argv[2]), tuple(int(d) for d in sys.argv[3:])
 t = "tensor<" + "".join(f"{d}x" for d in shape) + elem + ">"
 dims = ", ".join(map(str, range(len(shape))))
@@ -38,6 +38,4 @@ for result in exe(a):
 @pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
 @pytest.mark.parametrize("elem,dtype", [("ui64", "uint64"), ("ui8", "uint8"), ("i32", "int32")])
 def test_identity_ops_of_every_rank_and_signedness(elem, dtype, shape):
-    done = subprocess.run([sys.executable, "-c", CHILD, elem, dtype, *map(str, shape)],
-                          capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
+    run_in_child(CHILD, elem, dtype, *map(str, shape))
