@@ -6,7 +6,7 @@ import dataclasses
 import os
 import threading
 
-from . import blas, cache, pipeline as pl
+from . import blas, cache, pipeline as pl, pocketfft
 from ._mlir import ir, new_context
 from .checks import Check
 from .errors import CompilerError, format_diagnostics, format_location
@@ -268,6 +268,7 @@ def compile(  # noqa: A001  (mirrors jax/iree naming)
         runtime = bind_runtime(module, timeout=opts.collective_timeout, filename=filename)
         engine = _jit(module, opts.opt_level, context, filename, runtime.symbols() if runtime else {})
         parallel.install(engine)  # loops outlined by xhlo-parallelize-loops run on the thread pool
+        pocketfft.install(engine)  # FFTs call numpy's pocketfft through a table
         executable = Executable(
             engine,
             signatures,
@@ -296,6 +297,7 @@ def _cached_executable(key: str, opts: CompileOptions, context: ir.Context, stag
         return None
     program, meta = loaded
     parallel.install(program)
+    pocketfft.install(program)
     executable = Executable(
         program,
         {name: cache.signature_from_json(sig) for name, sig in meta["signatures"].items()},

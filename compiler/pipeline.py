@@ -58,6 +58,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-expand-triangular-solve",
             "xhlo-lower-scatter",
             "xhlo-lower-select-and-scatter",
+            # numpy's pocketfft when numpy has it, else DFT products in StableHLO
+            "xhlo-fft-to-pocketfft",
             "xhlo-lower-fft",
             "xhlo-reduce-window-to-scan",
             "xhlo-legalize-empty-reductions",

@@ -1,8 +1,8 @@
 """xhlo-internalize-functions: only the functions the host calls keep external linkage.
 
 The host enters a compiled program through the ``_mlir_ciface_`` wrappers of
-its public functions, and the runtime looks up two functions by name (the
-parallel-for dispatch slot, the release of cached heap blocks). Everything
+its public functions, and the runtime looks up three functions by name (the
+parallel-for dispatch slot, the release of cached heap blocks, the FFT loop table). Everything
 else (the public function behind its wrapper, outlined parallel loop bodies,
 helpers) is only called from inside the module, yet with LLVM's default
 external linkage the JIT
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from xhlo import pocketfft
 from xhlo._mlir import ir
 
 from .base import ModulePass
@@ -33,7 +34,7 @@ from .cache_large_allocations import RELEASE
 from .parallelize_loops import BODY_ATTR, SLOT_ADDRESS
 
 C_INTERFACE_PREFIX = "_mlir_ciface_"
-HOST_LOOKUPS = (SLOT_ADDRESS, RELEASE)  # found by name by xhlo.runtime
+HOST_LOOKUPS = (SLOT_ADDRESS, RELEASE, pocketfft.TABLE_ADDRESS)  # found by name by xhlo.runtime
 
 
 @dataclasses.dataclass(frozen=True)

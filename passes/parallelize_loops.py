@@ -19,7 +19,10 @@ iterations write disjoint slices. Of those, the outermost ones are taken when
   loop to the (native) pool costs about a microsecond, and the caller then
   reads what another core wrote,
 * their body makes no calls (a BLAS call runs its own threads; a collective
-  must be made by the device's own thread), and
+  must be made by the device's own thread) other than calls of functions
+  marked ``xhlo.thread_safe`` (a library that may run on any thread; the
+  loop's ``xhlo.work`` attribute then gives the element operations per
+  iteration the calls do), and
 * every value the body uses from outside is a memref, a scalar, a 1-D vector
   or a constant (constants are cloned into the body).
 
@@ -94,10 +97,16 @@ _FREE_OPS = frozenset({"memref.subview", "memref.reinterpret_cast", "memref.cast
                        "ub.poison", "vector.shape_cast", "arith.index_cast"})
 MATH_WEIGHT = 8  # a math function (exp, tanh, ...) becomes a polynomial of about this many ops
 _CALLS = frozenset({"func.call", "func.call_indirect", "llvm.call", "llvm.invoke"})
+THREAD_SAFE_ATTR = "xhlo.thread_safe"  # on a function that may run on any thread
+WORK_ATTR = "xhlo.work"  # on a loop: element operations per iteration the pass cannot see (calls)
 
 
 def _op(owner) -> ir.Operation:
     return owner.operation if hasattr(owner, "operation") else owner
+
+
+def _callee(call: ir.Operation) -> str | None:
+    return ir.FlatSymbolRefAttr(call.attributes["callee"]).value if "callee" in call.attributes else None
 
 
 def _constant_index(value: ir.Value) -> int | None:
@@ -126,6 +135,11 @@ def _lanes(op: ir.Operation) -> int:
     return 1
 
 
+def own_work(op: ir.Operation) -> int:
+    """The element operations ``op``'s ``xhlo.work`` attribute declares (0 without one)."""
+    return ir.IntegerAttr(op.attributes[WORK_ATTR]).value if WORK_ATTR in op.attributes else 0
+
+
 def work(block: ir.Block) -> int:
     """Element operations of ``block``: the lanes of its ops, loops multiplied out."""
     total = 0
@@ -133,7 +147,7 @@ def work(block: ir.Block) -> int:
         op = op.operation
         if not op.regions and op.name not in _FREE_OPS:
             total += _lanes(op) * (MATH_WEIGHT if op.name.startswith("math.") else 1)
-        inner = sum(work(b) for region in op.regions for b in region.blocks)
+        inner = own_work(op) + sum(work(b) for region in op.regions for b in region.blocks)
         if op.name == "scf.for":
             inner *= _trip_count(op) or 1
         total += inner
@@ -298,7 +312,9 @@ class ParallelizeLoops(ModulePass):
     min_work: int = 262_144
 
     def run(self, module: ir.Operation) -> None:
-        nests = [nest for func in loop_owners(module) for nest in self._candidates(func)]
+        safe = {ir.StringAttr(op.operation.attributes["sym_name"]).value
+                for op in module.regions[0].blocks[0].operations if THREAD_SAFE_ATTR in op.operation.attributes}
+        nests = [nest for func in loop_owners(module) for nest in self._candidates(func, safe)]
         if not nests:
             return
         names = symbol_names(module)
@@ -308,30 +324,30 @@ class ParallelizeLoops(ModulePass):
             name = fresh_name(ir.StringAttr(func.attributes["sym_name"]).value, names, "parallel")
             _Outliner(module, func, nest, name).run()
 
-    def _candidates(self, root: ir.Operation) -> list[Nest]:
-        """The outermost eligible loops below ``root``."""
+    def _candidates(self, root: ir.Operation, safe: set[str]) -> list[Nest]:
+        """The outermost eligible loops below ``root`` (``safe``: functions any thread may call)."""
         found: list[Nest] = []
         for region in root.regions:
             for block in region.blocks:
                 for op in block.operations:
                     op = op.operation
-                    nest = self._eligible(op)
+                    nest = self._eligible(op, safe)
                     if nest is not None:
                         found.append(nest)
                     else:
-                        found.extend(self._candidates(op))
+                        found.extend(self._candidates(op, safe))
         return found
 
-    def _eligible(self, op: ir.Operation) -> Nest | None:
+    def _eligible(self, op: ir.Operation, safe: set[str]) -> Nest | None:
         if op.name != "scf.for" or PARALLEL_LOOP not in op.attributes or len(op.results):
             return None
         trips = _trip_count(op)
         if not trips or trips < 2:
             return None
-        if trips * work(op.regions[0].blocks[0]) < self.min_work:
+        if trips * (own_work(op) + work(op.regions[0].blocks[0])) < self.min_work:
             return None
         nest = Nest.of(op)
-        if any(inner.name in _CALLS for inner in nest.ops):
+        if any(inner.name in _CALLS and _callee(inner) not in safe for inner in nest.ops):
             return None
         return nest if nest.travels() else None
 

@@ -1,4 +1,6 @@
-"""stablehlo.fft lowered by xhlo-lower-fft, checked against numpy.fft in float64.
+"""stablehlo.fft, checked against numpy.fft in float64, both ways xhlo computes it:
+calling numpy's pocketfft (``xhlo-fft-to-pocketfft``, the default) and in
+StableHLO (``xhlo-lower-fft``, the fallback and the path of long single lines).
 
 Tolerances: the transform is separable, each axis a length-n dot product whose
 rounding error, relative to the largest output of random data, is typically
@@ -47,6 +49,18 @@ def assert_close(got, expected, lengths, dtype):
     assert error <= bound, f"relative error {error:.3g} > {bound:.3g}"
 
 
+LOWERINGS = ["pocketfft", "stablehlo"]
+
+
+def compile_fft(src: str, lowering: str):
+    """``src`` compiled with its transforms calling pocketfft or lowered by xhlo-lower-fft first."""
+    if lowering == "stablehlo":
+        src = lower_with(src, "builtin.module(xhlo-lower-fft)")
+    exe = xhlo.compile(src)
+    assert ("xhlo_pocketfft_lines" in exe.ir("xhlo-stablehlo-prepare")) == (lowering == "pocketfft")
+    return exe
+
+
 # 1, 2 and 3 transformed axes; odd, even and prime lengths; one or no batch dim.
 CASES = [
     ((16,), 1),
@@ -61,34 +75,37 @@ CASES = [
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("shape, axes_count", CASES)
 @pytest.mark.parametrize("kind", ["FFT", "IFFT"])
-def test_complex_to_complex(kind, shape, axes_count, dtype):
+@pytest.mark.parametrize("lowering", LOWERINGS)
+def test_complex_to_complex(kind, shape, axes_count, dtype, lowering):
     rng = np.random.default_rng(len(shape) * 10 + axes_count)
     x = random_complex(shape, dtype, rng)
     lengths = list(shape[-axes_count:])
     axes = list(range(-axes_count, 0))
     src = fft_module(kind, shape, COMPLEX[dtype], shape, COMPLEX[dtype], lengths)
-    got = xhlo.compile(src)(x)
+    got = compile_fft(src, lowering)(x)
     oracle = np.fft.fftn if kind == "FFT" else np.fft.ifftn
     assert_close(got, oracle(x.astype(np.complex128), axes=axes), lengths, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("shape, axes_count", CASES)
-def test_rfft(shape, axes_count, dtype):
+@pytest.mark.parametrize("lowering", LOWERINGS)
+def test_rfft(shape, axes_count, dtype, lowering):
     rng = np.random.default_rng(7 + axes_count)
     real = REAL[dtype]
     x = rng.standard_normal(shape).astype(real)
     lengths = list(shape[-axes_count:])
     out_shape = list(shape[:-1]) + [shape[-1] // 2 + 1]
     src = fft_module("RFFT", shape, REAL_NAME[real], out_shape, COMPLEX[dtype], lengths)
-    got = xhlo.compile(src)(x)
+    got = compile_fft(src, lowering)(x)
     expected = np.fft.rfftn(x.astype(np.float64), axes=list(range(-axes_count, 0)))
     assert_close(got, expected, lengths, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("shape, axes_count", CASES)
-def test_irfft(shape, axes_count, dtype):
+@pytest.mark.parametrize("lowering", LOWERINGS)
+def test_irfft(shape, axes_count, dtype, lowering):
     """Arbitrary (non-Hermitian) input: numpy's convention, imag of DC/Nyquist ignored."""
     rng = np.random.default_rng(3 + axes_count)
     real = REAL[dtype]
@@ -96,7 +113,7 @@ def test_irfft(shape, axes_count, dtype):
     in_shape = list(shape[:-1]) + [shape[-1] // 2 + 1]
     x = random_complex(in_shape, dtype, rng)
     src = fft_module("IRFFT", in_shape, COMPLEX[dtype], shape, REAL_NAME[real], lengths)
-    got = xhlo.compile(src)(x)
+    got = compile_fft(src, lowering)(x)
     expected = np.fft.irfftn(x.astype(np.complex128), s=lengths, axes=list(range(-axes_count, 0)))
     assert_close(got, expected, lengths, real)
 
@@ -147,9 +164,9 @@ def test_matrices_in_float64():
 
 def test_lowered_to_dot_general():
     src = fft_module("FFT", (4,), "complex<f32>", (4,), "complex<f32>", [4])
-    prepared = xhlo.compile(src).ir("xhlo-stablehlo-prepare")
-    assert "stablehlo.fft" not in prepared
-    assert "stablehlo.dot_general" in prepared
+    lowered = lower_with(src, "builtin.module(xhlo-lower-fft)")
+    assert "stablehlo.fft" not in lowered
+    assert "stablehlo.dot_general" in lowered
 
 
 # -- Cooley-Tukey splitting of long axes -------------------------------------------------
@@ -219,36 +236,37 @@ def test_long_axis_default_split(n):
     rng = np.random.default_rng(n)
     x = random_complex((2, n), np.complex64, rng)
     src = fft_module("FFT", (2, n), "complex<f32>", (2, n), "complex<f32>", [n])
-    exe = xhlo.compile(src)
+    exe = compile_fft(src, "stablehlo")
     assert f"tensor<{n}x{n}xf32>" not in exe.ir("xhlo-stablehlo-prepare")
     assert_close(exe(x), np.fft.fft(x.astype(np.complex128)), [n], np.complex64)
     m = n // 2 + 1
     half = random_complex((2, m), np.complex64, rng)
     src = fft_module("IRFFT", (2, m), "complex<f32>", (2, n), "f32", [n])
     assert_close(
-        xhlo.compile(src)(half), np.fft.irfft(half.astype(np.complex128), n), [n], np.float32
+        compile_fft(src, "stablehlo")(half), np.fft.irfft(half.astype(np.complex128), n), [n], np.float32
     )
 
 
-@pytest.mark.parametrize(
-    "kind, shape, axes_count",
-    [
-        ("FFT", (3, 1024), 1),  # last axis split in place (n1 = 32)
-        ("FFT", (4096,), 1),  # rank 1: the axis is both first and last
-        ("IFFT", (5, 1000), 1),  # n1 = 25: moved to the front
-        ("RFFT", (130, 128), 2),  # rows and columns at the front
-        ("IFFT", (2, 96, 128), 2),
-        ("IRFFT", (6, 128, 128), 2),
-        ("IRFFT", (3, 1000), 1),
-        ("FFT", (1 << 17,), 1),  # its twiddle table is a product of two smaller ones
-        ("RFFT", (3, 512), 1),  # split in place, 257 = 16 rows of 16 outputs and one more
-    ],
-)
-def test_long_axes_each_strategy(kind, shape, axes_count):
+LONG_CASES = [
+    ("FFT", (3, 1024), 1),  # last axis split in place (n1 = 32)
+    ("FFT", (4096,), 1),  # rank 1: the axis is both first and last
+    ("IFFT", (5, 1000), 1),  # n1 = 25: moved to the front
+    ("RFFT", (130, 128), 2),  # rows and columns at the front
+    ("IFFT", (2, 96, 128), 2),
+    ("IRFFT", (6, 128, 128), 2),
+    ("IRFFT", (3, 1000), 1),
+    ("FFT", (1 << 17,), 1),  # its twiddle table is a product of two smaller ones
+    ("RFFT", (3, 512), 1),  # split in place, 257 = 16 rows of 16 outputs and one more
+]
+
+
+@pytest.mark.parametrize("lowering", LOWERINGS)
+@pytest.mark.parametrize("kind, shape, axes_count", LONG_CASES)
+def test_long_axes_each_strategy(kind, shape, axes_count, lowering):
     """Lengths past direct-limit, in the layouts that pick each strategy, against numpy."""
     rng = np.random.default_rng(sum(shape))
     x, src, expected, lengths = transform_case(kind, shape, axes_count, np.complex64, rng)
-    got = xhlo.compile(src)(x)
+    got = compile_fft(src, lowering)(x)
     assert_close(got, expected, lengths, got.dtype)
 
 
@@ -264,14 +282,15 @@ TRANSPOSED = """func.func @main(%x: tensor<64x4x6xf32>, %y: tensor<512x6xcomplex
 }"""
 
 
-def test_transposes_around_the_transform_are_folded():
+@pytest.mark.parametrize("lowering", LOWERINGS)
+def test_transposes_around_the_transform_are_folded(lowering):
     """JAX transforms another axis than the last as transpose, fft, transpose: the
     transform starts from the untransposed data and ends in the final order, so no
     transpose of complex data is left (the input transpose stays for its other use)."""
     rng = np.random.default_rng(7)
     x = rng.standard_normal((64, 4, 6)).astype(np.float32)
     y = random_complex((512, 6), np.complex64, rng)
-    exe = xhlo.compile(TRANSPOSED)
+    exe = compile_fft(TRANSPOSED, lowering)
     spectrum, along_rows, xt = exe(x, y)
     assert_close(spectrum, np.fft.rfft(x.astype(np.float64), axis=0), [64], np.complex64)
     assert_close(along_rows, np.fft.fft(y.astype(np.complex128), axis=0), [512], np.complex64)
@@ -293,7 +312,7 @@ def test_a_transform_feeding_another_leaves_the_transpose_between_to_it():
   %b = stablehlo.transpose %f, dims = [1, 0] : (tensor<49x128xcomplex<f32>>) -> tensor<128x49xcomplex<f32>>
   return %b : tensor<128x49xcomplex<f32>>
 }"""
-    exe = xhlo.compile(src)
+    exe = compile_fft(src, "stablehlo")
     assert_close(exe(x), np.fft.rfft2(x.astype(np.float64)), [128, 96], np.complex64)
     transposes = [line for line in exe.ir("xhlo-stablehlo-prepare").splitlines() if "stablehlo.transpose" in line]
     assert transposes  # the splits' own swaps of two dims

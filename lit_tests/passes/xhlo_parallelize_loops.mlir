@@ -214,3 +214,31 @@ func.func @chunked_copy(%src: memref<4096xf32>, %dst: memref<4096xf32>) {
   } {xhlo.parallel_loop}
   return
 }
+
+// -----
+
+// Calls of a function marked xhlo.thread_safe (a library any thread may run, as
+// xhlo-fft-to-pocketfft's) may move to the pool. The calls do work the pass cannot
+// see: the loop's xhlo.work gives it per iteration. Here 2 x 2048 elements reach
+// min-work, while the same loop without xhlo.work is too small.
+// CHECK-LABEL: func.func @library_calls
+// CHECK: call @xhlo_parallel_for
+// CHECK: scf.for
+// CHECK: func.call @safe_library
+// CHECK: } {xhlo.parallel_loop}
+// CHECK-LABEL: func.func private @library_calls_parallel_0
+// CHECK: scf.for
+// CHECK: func.call @safe_library
+func.func private @safe_library(index) attributes {xhlo.thread_safe}
+func.func @library_calls() {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  scf.for %i = %c0 to %c2 step %c1 {
+    func.call @safe_library(%i) : (index) -> ()
+  } {xhlo.parallel_loop, xhlo.work = 2048 : i64}
+  scf.for %i = %c0 to %c2 step %c1 {
+    func.call @safe_library(%i) : (index) -> ()
+  } {xhlo.parallel_loop}
+  return
+}
