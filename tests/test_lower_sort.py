@@ -390,6 +390,57 @@ def test_top_k_of_long_rows_keeps_only_k(dtype, elem, shape, k):
     assert_bits_equal(values, np.take_along_axis(x, want, axis=-1))
 
 
+@pytest.mark.parametrize(
+    ("dtype", "elem", "shape", "k"),
+    [(np.float32, "f32", (5, 1024), 128), (np.int32, "i32", (3, 2100), 255), (np.float64, "f64", (2, 2, 1200), 130)],
+)
+def test_top_k_of_a_large_k_keeps_a_heap(dtype, elem, shape, k):
+    """From HEAP_TOP_K on the kept elements are a heap (ties ordered by row position): the
+    same values and indices as a stable descending argsort, with many ties, NaNs, -0.0."""
+    from xhlo.passes.lower_sort import HEAP_TOP_K
+
+    assert k >= HEAP_TOP_K
+    if np.dtype(dtype).kind == "f":
+        x = RNG.integers(-40, 40, shape).astype(dtype)  # many ties
+        x.flat[::37] = np.nan
+        x.flat[5::41] = -0.0
+        x.flat[7::43] = np.inf
+    else:
+        x = RNG.integers(-100, 100, shape).astype(dtype)
+    exe = xhlo.compile(_top_k_module(shape, k, elem))
+    assert "scf.while" not in exe.ir("xhlo-stablehlo-to-linalg")  # not the insertion's shifts
+    values, indices = exe(x)
+    want = np.argsort(-sort_key(x), axis=-1, kind="stable")[..., :k]
+    np.testing.assert_array_equal(indices, want)
+    assert_bits_equal(values, np.take_along_axis(x, want, axis=-1))
+
+
+def test_top_k_heap_of_an_ascending_sort_with_two_keys():
+    """A generic comparator: ascending by the first operand, then descending by the
+    second; the heap keeps the first k of the stable sort of both operands."""
+    a = RNG.integers(0, 6, (2, 1100)).astype(np.int32)
+    b = RNG.integers(0, 50, (2, 1100)).astype(np.float32)
+    k = 137
+    src = f"""func.func @main(%a: tensor<2x1100xi32>, %b: tensor<2x1100xf32>) -> (tensor<2x{k}xi32>, tensor<2x{k}xf32>) {{
+  %s:2 = "stablehlo.sort"(%a, %b) <{{dimension = 1 : i64, is_stable = true}}> ({{
+  ^bb0(%x: tensor<i32>, %y: tensor<i32>, %u: tensor<f32>, %v: tensor<f32>):
+    %lt = stablehlo.compare LT, %x, %y, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %eq = stablehlo.compare EQ, %x, %y, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %gt = stablehlo.compare GT, %u, %v, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %both = stablehlo.and %eq, %gt : tensor<i1>
+    %p = stablehlo.or %lt, %both : tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }}) : (tensor<2x1100xi32>, tensor<2x1100xf32>) -> (tensor<2x1100xi32>, tensor<2x1100xf32>)
+  %ta = stablehlo.slice %s#0 [0:2, 0:{k}] : (tensor<2x1100xi32>) -> tensor<2x{k}xi32>
+  %tb = stablehlo.slice %s#1 [0:2, 0:{k}] : (tensor<2x1100xf32>) -> tensor<2x{k}xf32>
+  return %ta, %tb : tensor<2x{k}xi32>, tensor<2x{k}xf32>
+}}"""
+    got_a, got_b = xhlo.compile(src)(a, b)
+    order = np.lexsort((-b, a), axis=-1)[:, :k]  # stable: by a, then by -b
+    np.testing.assert_array_equal(got_a, np.take_along_axis(a, order, axis=-1))
+    np.testing.assert_array_equal(got_b, np.take_along_axis(b, order, axis=-1))
+
+
 def test_sort_read_beyond_its_first_k_is_sorted_whole():
     """A sliced sort whose results are also read whole keeps the full merge sort."""
     x = RNG.standard_normal((2, 100)).astype(np.float32)

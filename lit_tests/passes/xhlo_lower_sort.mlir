@@ -161,3 +161,30 @@ func.func @top_four_of_sixty_four(%x: tensor<3x64xf32>) -> tensor<3x4xf32> {
   %top = stablehlo.slice %s [0:3, 0:4] : (tensor<3x64xf32>) -> tensor<3x4xf32>
   return %top : tensor<3x4xf32>
 }
+
+// -----
+
+// From k = 128 on, the kept elements are a heap instead: row positions kept beside
+// them (ties go by position), the first k copied, then one loop over the three
+// phases (64 heapify steps, 896 scanned elements, 127 drain steps: 1087), each step
+// under an scf.if a sift-down (a loop over the heap's 7 levels) after the root is
+// replaced (scan) or swapped out (drain). No scf.while (the insertion's shifts).
+// CHECK-LABEL: func.func @top_128_of_1024
+// CHECK: tensor.empty() : tensor<2x128xindex>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c128 step
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c1087 step
+// CHECK: scf.if
+// CHECK: scf.if
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c7 step
+// CHECK-NOT: scf.while
+// CHECK-NOT: stablehlo.sort
+// CHECK: return %{{.*}} : tensor<2x128xf32>
+func.func @top_128_of_1024(%x: tensor<2x1024xf32>) -> tensor<2x128xf32> {
+  %s = "stablehlo.sort"(%x) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %p = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  }) : (tensor<2x1024xf32>) -> tensor<2x1024xf32>
+  %top = stablehlo.slice %s [0:2, 0:128] : (tensor<2x1024xf32>) -> tensor<2x128xf32>
+  return %top : tensor<2x128xf32>
+}
