@@ -154,6 +154,8 @@ STAGES: tuple[Stage, ...] = (
         "xhlo-lower-to-loops",
         "BLAS calls for tagged matmuls; linalg -> scf loops; vector reductions and masks lowered",
         (
+            # convolutions of few input channels: vector loops over the image (no im2col)
+            "xhlo-lower-direct-convolutions",
             # few rows: register-blocked vector loops (no packing, no BLAS threads)
             "xhlo-lower-small-gemms",
             "xhlo-gemm-to-blas",

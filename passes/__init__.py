@@ -27,6 +27,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-lower-sort": "lower_sort:LowerSort",
     "xhlo-lower-select-and-scatter": "lower_select_and_scatter:LowerSelectAndScatter",
     "xhlo-fft-to-pocketfft": "fft_to_pocketfft:FftToPocketfft",
+    "xhlo-lower-direct-convolutions": "lower_direct_convolutions:LowerDirectConvolutions",
     "xhlo-lower-fft": "lower_fft:LowerFft",
     "xhlo-clone-broadcasts": "clone_broadcasts:CloneBroadcasts",
     "xhlo-merge-identical-bodies": "merge_identical_bodies:MergeIdenticalBodies",

@@ -26,7 +26,10 @@ bufferization.
   option). NHWC/HWCF ones (JAX's layout) get xhlo's own im2col, a copy
   ``patches[n, oh, ow, kh, kw, c] = image[n, oh*s + kh*d, ow*s + kw*d, c]`` whose
   inner loop is contiguous channels, so it vectorizes; NHWC/FHWC and NCHW/FCHW
-  use the upstream transform (its mod/floordiv indexing stays scalar).
+  use the upstream transform (its mod/floordiv indexing stays scalar). An
+  NHWC/HWCF f32 one of at most ``DIRECT_CONV_MAX_CHANNELS`` input channels and
+  whole vectors of features is tagged ``xhlo.direct_conv`` instead, for
+  ``xhlo-lower-direct-convolutions`` (its im2col matrix would be many times the image).
 
 A +0.0 ``linalg.fill`` that only initializes a tagged contraction (through
 reshapes) is tagged too: ``xhlo-vectorize`` leaves it alone and
@@ -53,6 +56,8 @@ from xhlo._mlir import ir, linalg, tensor
 from .base import ModulePass, defining_op, walk_ops
 
 BLAS_TAG = "xhlo.blas"
+DIRECT_CONV_TAG = "xhlo.direct_conv"  # on convolutions xhlo-lower-direct-convolutions computes
+DIRECT_CONV_MAX_CHANNELS = 4
 BLAS_ALPHA = "xhlo.blas_alpha"  # the call's alpha, when a scale of the product was folded in
 RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape", "memref.collapse_shape", "memref.expand_shape")
 CONVOLUTIONS = ("linalg.conv_2d_nhwc_hwcf", "linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_fhwc")
@@ -347,6 +352,19 @@ def _im2col_nhwc(op: ir.Operation) -> None:
     op.erase()
 
 
+def _direct_conv(op: ir.Operation) -> bool:
+    """An NHWC x HWCF f32 convolution with few input channels and whole vectors of
+    features: its im2col matrix (kh*kw*c columns) would be far larger than the image
+    (the 7x7 stem convolution of RGB images: 59 MB of patches from 5 MB), and BLAS runs
+    a product of so few columns below speed. ``xhlo-lower-direct-convolutions`` reads
+    the image in place instead."""
+    image, filt, out = (ir.RankedTensorType(v.type) for v in op.operands)
+    if not all(isinstance(t.element_type, ir.F32Type) for t in (image, filt, out)):
+        return False
+    kh, kw, c, f = filt.shape
+    return c <= DIRECT_CONV_MAX_CHANNELS and f % 16 == 0 and kh * kw > 1
+
+
 def is_positive_zero(value: ir.Value) -> bool:
     constant = defining_op(value)
     if constant is None or constant.name != "arith.constant":
@@ -549,10 +567,17 @@ class PrepareGemms(ModulePass):
         if not blas.available():
             return
         if self.im2col:
-            convs = [op for op in walk_ops(module, CONVOLUTIONS) if self._conv_worth_it(op)]
+            convs = [op for op in walk_ops(module, CONVOLUTIONS)
+                     if DIRECT_CONV_TAG not in op.attributes and self._conv_worth_it(op)]
             others = [op for op in convs if op.name != "linalg.conv_2d_nhwc_hwcf"]
             for op in convs:
-                if op.name == "linalg.conv_2d_nhwc_hwcf":
+                if op.name != "linalg.conv_2d_nhwc_hwcf":
+                    continue
+                if _direct_conv(op):  # xhlo-lower-direct-convolutions computes it
+                    op.attributes[DIRECT_CONV_TAG] = ir.UnitAttr.get()
+                    op.attributes[BLAS_TAG] = ir.UnitAttr.get()  # xhlo-vectorize leaves it
+                    _tag_zero_init(op)
+                else:
                     _im2col_nhwc(op)
             _tag_and_apply(module, others, "xhlo.im2col", _IM2COL)
         named = [op for op in walk_ops(module, ("linalg.matmul", "linalg.batch_matmul"))

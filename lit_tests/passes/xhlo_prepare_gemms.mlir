@@ -243,3 +243,21 @@ func.func @transposed_product(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>) -> t
   %t = linalg.transpose ins(%p : tensor<64x80xf32>) outs(%et : tensor<80x64xf32>) permutation = [1, 0]
   return %t : tensor<80x64xf32>
 }
+
+// -----
+
+// A convolution of 3 input channels into whole vectors of features would make an
+// im2col matrix 49 times its image: it stays a convolution, tagged for
+// xhlo-lower-direct-convolutions (and xhlo.blas, which xhlo-vectorize leaves
+// alone), as does its +0.0 fill.
+// CHECK-LABEL: func.func @rgb_stem
+// CHECK: linalg.fill {xhlo.blas}
+// CHECK: linalg.conv_2d_nhwc_hwcf {{{.*}}xhlo.blas, xhlo.direct_conv}
+// CHECK-NOT: linalg.contract
+func.func @rgb_stem(%x: tensor<2x70x70x3xf32>, %w: tensor<7x7x3x64xf32>) -> tensor<2x32x32x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x32x32x64xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%e : tensor<2x32x32x64xf32>) -> tensor<2x32x32x64xf32>
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x70x70x3xf32>, tensor<7x7x3x64xf32>) outs(%o : tensor<2x32x32x64xf32>) -> tensor<2x32x32x64xf32>
+  return %0 : tensor<2x32x32x64xf32>
+}

@@ -1,0 +1,58 @@
+// RUN: xhlo-opt %s --xhlo-lower-direct-convolutions --cse --split-input-file | FileCheck %s
+
+// A tagged stride-2 convolution of 3 channels into 32 features (2 vectors), its output
+// zero-filled first: the fill goes, a loop over the 4 output rows is marked for the
+// thread pool, blocks of 4 pixels keep 4 x 2 vector sums over the 3 x 3 window, each
+// tap loads the filter's vectors once per channel and broadcasts one image element
+// per pixel (the pixels 2 columns apart), and the sums are stored.
+// CHECK-LABEL: func.func @stem
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for %[[ROW:.*]] = %c0 to %c4 step %c1 {
+// CHECK: %[[N:.*]] = arith.divui %[[ROW]], %c4
+// CHECK: %[[OH:.*]] = arith.remui %[[ROW]], %c4
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK: scf.for %[[KH:.*]] = %c0 to %c3 step %c1 iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for %[[KW:.*]] = %c0 to %c3 step %c1 iter_args(
+// CHECK: %[[W0:.*]] = vector.load %arg1[%[[KH]], %[[KW]], %c0, %c0] : memref<3x3x3x32xf32>, vector<16xf32>
+// CHECK: %[[W1:.*]] = vector.load %arg1[%[[KH]], %[[KW]], %c0, %c16] : memref<3x3x3x32xf32>, vector<16xf32>
+// CHECK: %[[PIXEL:.*]] = memref.load %arg0[%[[N]], %{{.*}}, %{{.*}}, %c0] : memref<1x9x9x3xf32>
+// CHECK: %[[SPREAD:.*]] = vector.broadcast %[[PIXEL]] : f32 to vector<16xf32>
+// CHECK: vector.fma %[[SPREAD]], %[[W0]], %{{.*}} : vector<16xf32>
+// CHECK: vector.fma %[[SPREAD]], %[[W1]], %{{.*}} : vector<16xf32>
+// CHECK-COUNT-22: vector.fma
+// CHECK: vector.store %{{.*}}, %arg2[%[[N]], %[[OH]], %{{.*}}, %c0] : memref<1x4x4x32xf32>, vector<16xf32>
+// CHECK: } {xhlo.parallel_loop}
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+func.func @stem(%image: memref<1x9x9x3xf32>, %filter: memref<3x3x3x32xf32>, %out: memref<1x4x4x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%out : memref<1x4x4x32xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>, xhlo.blas, xhlo.direct_conv}
+    ins(%image, %filter : memref<1x9x9x3xf32>, memref<3x3x3x32xf32>) outs(%out : memref<1x4x4x32xf32>)
+  return
+}
+
+// -----
+
+// Without a zero fill before it the sums start from the output (loaded first), and the
+// 6 pixels of a row take a block of 4 and one of 2 (no overlap: a pixel must not be
+// added twice).
+// CHECK-LABEL: func.func @accumulate
+// CHECK: vector.load %arg2[
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>)
+// CHECK: } {xhlo.parallel_loop}
+func.func @accumulate(%image: memref<2x3x8x1xf32>, %filter: memref<1x3x1x16xf32>, %out: memref<2x3x6x16xf32>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, xhlo.blas, xhlo.direct_conv}
+    ins(%image, %filter : memref<2x3x8x1xf32>, memref<1x3x1x16xf32>) outs(%out : memref<2x3x6x16xf32>)
+  return
+}
+
+// -----
+
+// Untagged convolutions are left alone.
+// CHECK-LABEL: func.func @untagged
+// CHECK: linalg.conv_2d_nhwc_hwcf
+func.func @untagged(%image: memref<1x9x9x3xf32>, %filter: memref<3x3x3x32xf32>, %out: memref<1x7x7x32xf32>) {
+  linalg.conv_2d_nhwc_hwcf ins(%image, %filter : memref<1x9x9x3xf32>, memref<3x3x3x32xf32>) outs(%out : memref<1x7x7x32xf32>)
+  return
+}

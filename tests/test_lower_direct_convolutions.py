@@ -1,0 +1,78 @@
+"""xhlo-lower-direct-convolutions: convolutions of few input channels, checked against JAX.
+
+Each case is exported with ``jax.export`` as JAX emits it (padding, strides,
+dilations) and compared with ``jax.jit``; the IR shows that the convolution
+took the direct loops and not an im2col matrix for BLAS.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import xhlo
+
+jax = pytest.importorskip("jax")
+from jax import export
+
+RNG = np.random.default_rng(0)
+
+
+def _conv(strides, padding, dilation=(1, 1)):
+    def conv(image, kernel):
+        return jax.lax.conv_general_dilated(image, kernel, strides, padding, rhs_dilation=dilation,
+                                            dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    return conv
+
+
+# image shape, kernel shape, strides, padding, dilation
+CASES = {
+    "rgb stem 7x7 stride 2": ((2, 64, 64, 3), (7, 7, 3, 64), (2, 2), "SAME", (1, 1)),
+    "one channel, 16 features": ((3, 12, 13, 1), (3, 3, 1, 16), (1, 1), "VALID", (1, 1)),
+    "80 features: 4 vectors and 1": ((2, 20, 21, 3), (3, 3, 3, 80), (1, 2), "SAME", (2, 1)),
+    "48 features, uneven strides, explicit padding": ((1, 30, 31, 4), (5, 3, 4, 48), (2, 1),
+                                                      ((1, 2), (0, 3)), (1, 1)),
+    "rows not a multiple of the block": ((2, 15, 15, 2), (3, 3, 2, 32), (1, 1), "SAME", (1, 1)),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_matches_jax(name):
+    shape, kernel_shape, strides, padding, dilation = CASES[name]
+    image = RNG.standard_normal(shape).astype(np.float32)
+    kernel = RNG.standard_normal(kernel_shape).astype(np.float32)
+    conv = _conv(strides, padding, dilation)
+    exe = xhlo.compile(export.export(jax.jit(conv), platforms=["cpu"])(image, kernel))
+    assert "xhlo.direct_conv" in exe.ir("xhlo-fuse-and-vectorize")
+    assert "linalg.conv_2d_nhwc_hwcf" not in exe.ir("xhlo-lower-to-loops")
+    if name.startswith("rgb stem"):  # enough work for the thread pool
+        assert "xhlo_parallel_for" in exe.ir("xhlo-lower-to-loops")
+    expected = np.asarray(jax.jit(conv)(image, kernel))
+    got = exe(image, kernel)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
+def test_many_input_channels_keep_im2col():
+    """16 input channels: the im2col product runs on BLAS as before."""
+    image = RNG.standard_normal((1, 18, 18, 16)).astype(np.float32)
+    kernel = RNG.standard_normal((3, 3, 16, 32)).astype(np.float32)
+    conv = _conv((1, 1), "VALID")
+    exe = xhlo.compile(export.export(jax.jit(conv), platforms=["cpu"])(image, kernel))
+    assert "xhlo.direct_conv" not in exe.ir("xhlo-fuse-and-vectorize")
+    np.testing.assert_allclose(exe(image, kernel), np.asarray(jax.jit(conv)(image, kernel)), rtol=1e-5, atol=1e-4)
+
+
+def test_gradients_of_a_stem_convolution():
+    """The gradients' convolutions (other layouts, canonicalized) beside the forward one."""
+    image = RNG.standard_normal((2, 32, 32, 3)).astype(np.float32)
+    kernel = RNG.standard_normal((7, 7, 3, 32)).astype(np.float32) / 8
+    conv = _conv((2, 2), "SAME")
+
+    def loss(x, k):
+        return (conv(x, k) ** 2).sum()
+
+    grad = jax.grad(loss, argnums=(0, 1))
+    exe = xhlo.compile(export.export(jax.jit(grad), platforms=["cpu"])(image, kernel))
+    for got, expected in zip(exe(image, kernel), jax.jit(grad)(image, kernel)):
+        expected = np.asarray(expected)
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
