@@ -30,17 +30,10 @@ from xhlo._mlir import arith, ir, memref, scf, vector
 
 from .base import ModulePass, walk_ops
 from .gemm_to_blas import index_constant, zero_fill_before
-from .prepare_gemms import DIRECT_CONV_TAG
+from .prepare_gemms import DIRECT_CONV_TAG, _pair
 from .vectorize import PARALLEL_LOOP
 
 _LANES = 16  # f32 lanes of a 512-bit vector
-
-
-def _pair(op: ir.Operation, name: str) -> tuple[int, int]:
-    if name not in op.attributes:
-        return 1, 1
-    first, second = (int(v) for v in ir.DenseIntElementsAttr(op.attributes[name]))
-    return first, second
 
 
 def _unit_stride_rows(value: ir.Value) -> bool:
@@ -167,7 +160,7 @@ class LowerDirectConvolutions(ModulePass):
         kh, kw, channels, _ = ir.MemRefType(filt.type).shape
         zero_fill = zero_fill_before(op)
         conv = _Conv(image, filt, out, tuple(ir.MemRefType(out.type).shape), (kh, kw, channels),
-                     _pair(op, "strides"), _pair(op, "dilations"), zero_fill is not None)
+                     tuple(_pair(op, "strides")), tuple(_pair(op, "dilations")), zero_fill is not None)
         with ir.InsertionPoint(op), op.location:
             _Emitter(conv, self.accumulators, self.max_pixels).emit()
         op.erase()

@@ -361,14 +361,59 @@ def _sift_down(cmp: _Comparator, kept: list[ir.Value], positions: ir.Value, flag
         child = _select(arith.AndIOp(_less(right, size), right_later).result, right, left_slot)
         child_later, flag_out = _later(cmp, list(held), pos_in, row, child, i, flag_in)
         move = arith.AndIOp(arith.AndIOp(active, _less(left, size)).result, child_later).result
-        swap = scf.IfOp(move, [*[h.type for h in held], pos_in.type], has_else=True)
-        with ir.InsertionPoint(swap.then_block):
-            scf.YieldOp(_swap([*held, pos_in], row, i, child))
-        with ir.InsertionPoint(swap.else_block):
-            scf.YieldOp([*held, pos_in])
-        scf.YieldOp([child, move, *swap.results, flag_out])
+        tensors = [*held, pos_in]
+        moved = _if(move, [t.type for t in tensors], lambda: _swap(tensors, row, i, child), lambda: tensors)
+        scf.YieldOp([child, move, *moved, flag_out])
     results = list(loop.results)
     return results[2:-2], results[-2], results[-1]
+
+
+def _if(condition: ir.Value, types: list[ir.Type], then, otherwise) -> list[ir.Value]:
+    """``scf.if`` of ``types`` yielding ``then()`` or ``otherwise()``."""
+    op = scf.IfOp(condition, types, has_else=True)
+    with ir.InsertionPoint(op.then_block):
+        scf.YieldOp(then())
+    with ir.InsertionPoint(op.else_block):
+        scf.YieldOp(otherwise())
+    return list(op.results)
+
+
+def _place(rows: list[ir.Value], tensors: list[ir.Value], row: ir.Value, j: ir.Value,
+           slot: ir.Value) -> list[ir.Value]:
+    """The kept tensors (then positions) with element ``j`` of ``rows`` (and ``j``) at ``slot``."""
+    *kept, positions = tensors
+    placed = [tensor.InsertOp(tensor.ExtractOp(r, [row, j]).result, h, [row, slot]).result
+              for r, h in zip(rows, kept)]
+    return [*placed, tensor.InsertOp(j, positions, [row, slot]).result]
+
+
+def _heap_step(cmp: _Comparator, rows: list[ir.Value], row: ir.Value, t: ir.Value,
+               state: list[ir.Value], n: int, k: int) -> list[ir.Value]:
+    """Step ``t`` of ``_heap_top_rows``' phases on (kept..., positions, flag)."""
+    *held, pos_in, flag_in = state
+    inner, scanned, depth = k // 2, n - k, k.bit_length() - 1  # depth: levels an element can sink
+    heapify = _less(t, _index(inner))
+    drain = arith.CmpIOp(arith.CmpIPredicate.sge, t, _index(inner + scanned)).result
+    scan = arith.AndIOp(arith.XOrIOp(heapify, _true()).result, arith.XOrIOp(drain, _true()).result).result
+    j = _min(arith.AddIOp(t, _index(k - inner)).result, _index(n - 1))  # the scanned element
+    precedes_root, flag_in = cmp.precedes(rows, row, j, _index(0), flag_in, seconds=list(held))
+    take = arith.AndIOp(scan, precedes_root).result
+    end = arith.SubIOp(_index(inner + scanned + k - 1), t).result  # the drain's last heap slot
+    start = _select(heapify, arith.SubIOp(_index(inner - 1), t).result, _index(0))
+    size = _select(drain, end, _index(k))
+    tensors = [*held, pos_in]
+    types = [v.type for v in tensors]
+
+    def sifted() -> list[ir.Value]:
+        # the scanned element replaces the root, or the drain swaps the root out
+        *ready, pos_ready = _if(take, types, lambda: _place(rows, tensors, row, j, _index(0)),
+                                lambda: _if(drain, types, lambda: _swap(tensors, row, _index(0), end),
+                                            lambda: tensors))
+        ready, pos_ready, flag_out = _sift_down(cmp, ready, pos_ready, flag_in, row, start, size, depth)
+        return [*ready, pos_ready, flag_out]
+
+    sift = arith.OrIOp(arith.OrIOp(heapify, take).result, drain).result
+    return _if(sift, [*types, flag_in.type], sifted, lambda: [*tensors, flag_in])
 
 
 def _heap_top_rows(cmp: _Comparator, rows: list[ir.Value], n: int, k: int) -> list[ir.Value]:
@@ -384,8 +429,6 @@ def _heap_top_rows(cmp: _Comparator, rows: list[ir.Value], n: int, k: int) -> li
     times rather than 13 (compile time)."""
     batch = sh.shape_of(rows[0])[0]
     count = len(rows)
-    depth = k.bit_length() - 1  # the levels an element can move down in a heap of k
-    inner, scanned = k // 2, n - k
     kept = [tensor.EmptyOp([batch, k], sh.element_type(r)).result for r in rows]
     positions = tensor.EmptyOp([batch, k], ir.IndexType.get()).result
     flag = tensor.EmptyOp([1], sh.i1()).result
@@ -396,47 +439,11 @@ def _heap_top_rows(cmp: _Comparator, rows: list[ir.Value], n: int, k: int) -> li
         fill = scf.ForOp(_index(0), _index(k), _index(1), [*kept, positions])
         with ir.InsertionPoint(fill.body):
             j = fill.induction_variable
-            *held, pos_in = fill.inner_iter_args
-            held = [tensor.InsertOp(tensor.ExtractOp(r, [row, j]).result, h, [row, j]).result
-                    for r, h in zip(rows, held)]
-            scf.YieldOp([*held, tensor.InsertOp(j, pos_in, [row, j]).result])
+            scf.YieldOp(_place(rows, list(fill.inner_iter_args), row, j, j))
         *kept, positions = fill.results
-        phases = scf.ForOp(_index(0), _index(inner + scanned + k - 1), _index(1), [*kept, positions, flag])
+        phases = scf.ForOp(_index(0), _index(k // 2 + (n - k) + k - 1), _index(1), [*kept, positions, flag])
         with ir.InsertionPoint(phases.body):
-            t = phases.induction_variable
-            *held, pos_in, flag_in = phases.inner_iter_args
-            heapify = _less(t, _index(inner))
-            drain = arith.CmpIOp(arith.CmpIPredicate.sge, t, _index(inner + scanned)).result
-            scan = arith.AndIOp(arith.XOrIOp(heapify, _true()).result, arith.XOrIOp(drain, _true()).result).result
-            j = _min(arith.AddIOp(t, _index(k - inner)).result, _index(n - 1))  # the scanned element
-            precedes_root, flag_in = cmp.precedes(rows, row, j, _index(0), flag_in, seconds=list(held))
-            take = arith.AndIOp(scan, precedes_root).result
-            end = arith.SubIOp(_index(inner + scanned + k - 1), t).result  # the drain's last heap slot
-            start = _select(heapify, arith.SubIOp(_index(inner - 1), t).result, _index(0))
-            size = _select(drain, end, _index(k))
-            sift = arith.OrIOp(arith.OrIOp(heapify, take).result, drain).result
-            types = [*[h.type for h in held], pos_in.type, flag_in.type]
-            step = scf.IfOp(sift, types, has_else=True)
-            with ir.InsertionPoint(step.then_block):
-                moved = scf.IfOp(take, types[:-1], has_else=True)
-                with ir.InsertionPoint(moved.then_block):
-                    root = _index(0)
-                    placed = [tensor.InsertOp(tensor.ExtractOp(r, [row, j]).result, h, [row, root]).result
-                              for r, h in zip(rows, held)]
-                    scf.YieldOp([*placed, tensor.InsertOp(j, pos_in, [row, root]).result])
-                with ir.InsertionPoint(moved.else_block):
-                    swapped = scf.IfOp(drain, types[:-1], has_else=True)
-                    with ir.InsertionPoint(swapped.then_block):
-                        scf.YieldOp(_swap([*held, pos_in], row, _index(0), end))
-                    with ir.InsertionPoint(swapped.else_block):
-                        scf.YieldOp([*held, pos_in])
-                    scf.YieldOp(list(swapped.results))
-                *ready, pos_ready = moved.results
-                ready, pos_ready, flag_out = _sift_down(cmp, ready, pos_ready, flag_in, row, start, size, depth)
-                scf.YieldOp([*ready, pos_ready, flag_out])
-            with ir.InsertionPoint(step.else_block):
-                scf.YieldOp([*held, pos_in, flag_in])
-            scf.YieldOp(list(step.results))
+            scf.YieldOp(_heap_step(cmp, rows, row, phases.induction_variable, list(phases.inner_iter_args), n, k))
         scf.YieldOp(list(phases.results))
     return list(row_loop.results)[:count]
 

@@ -69,3 +69,19 @@ def run_in_child(code: str, *args: str) -> None:
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def load_from_disk_cache(source, directory: Path):
+    """``source`` compiled into the disk cache at ``directory``, then compiled again with an
+    empty memory cache: the Executable loaded from disk (skips when no linker makes one)."""
+    import xhlo
+    from xhlo import cache
+
+    cache.clear_memory()
+    xhlo.compile(source, cache_dir=str(directory))
+    if not list(Path(directory).glob("*.so")):
+        pytest.skip("no linker: no disk cache")
+    cache.clear_memory()
+    loaded = xhlo.compile(source, cache_dir=str(directory))
+    assert type(loaded._engine).__name__ == "LoadedProgram"
+    return loaded

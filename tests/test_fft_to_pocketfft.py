@@ -14,8 +14,10 @@ import ctypes
 import numpy as np
 import pytest
 import xhlo
-from xhlo import cache, pocketfft
+from xhlo import pocketfft
 from xhlo.runtime import parallel
+
+from .conftest import load_from_disk_cache
 
 jax = pytest.importorskip("jax")
 import jax.numpy as jnp
@@ -126,14 +128,7 @@ def test_long_real_single_lines_stay_in_stablehlo():
 
 def test_program_from_the_disk_cache_fills_its_table(tmp_path):
     x = random_complex((8, 64))
-    exported = export.export(jax.jit(jnp.fft.fft), platforms=["cpu"])(x)
-    cache.clear_memory()
-    xhlo.compile(exported, cache_dir=str(tmp_path))
-    if not list(tmp_path.glob("*.so")):
-        pytest.skip("no linker: no disk cache")
-    cache.clear_memory()
-    loaded = xhlo.compile(exported, cache_dir=str(tmp_path))
-    assert type(loaded._engine).__name__ == "LoadedProgram"
+    loaded = load_from_disk_cache(export.export(jax.jit(jnp.fft.fft), platforms=["cpu"])(x), tmp_path)
     np.testing.assert_allclose(loaded(x), np.fft.fft(x), rtol=1e-5, atol=1e-4)
 
 

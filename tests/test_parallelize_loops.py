@@ -16,9 +16,10 @@ import threading
 import numpy as np
 import pytest
 import xhlo
-from xhlo import cache
 from xhlo.passes.parallelize_loops import ParallelizeLoops
 from xhlo.runtime import native_pool, parallel
+
+from .conftest import load_from_disk_cache
 
 RNG = np.random.default_rng(11)
 
@@ -244,13 +245,7 @@ def test_program_from_the_disk_cache_uses_the_pool(tmp_path, jobs):
     parallel.set_num_threads(2)
     program = softmax_module(256, 4096)
     x = RNG.standard_normal((256, 4096)).astype(np.float32)
-    cache.clear_memory()  # compile, so that the object code is stored
-    xhlo.compile(program, cache_dir=str(tmp_path))
-    if not list(tmp_path.glob("*.so")):
-        pytest.skip("no linker: no disk cache")
-    cache.clear_memory()
-    loaded = xhlo.compile(program, cache_dir=str(tmp_path))
-    assert type(loaded._engine).__name__ == "LoadedProgram"
+    loaded = load_from_disk_cache(program, tmp_path)
     got = loaded(x)
     assert jobs() > 0
     np.testing.assert_allclose(got, _softmax_numpy(x), rtol=2e-6, atol=1e-6)
