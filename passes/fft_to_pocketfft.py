@@ -27,10 +27,12 @@ reads the untransposed operand and writes the transposed result directly.
 A long complex transform of few lines (past ``long-length``), which pocketfft
 would run on one core, is first split four-step style in StableHLO: n = n1 *
 n2 as [n1, n2], transforms of the n2 columns, a twiddle multiply, transforms
-of the n1 rows; both are many lines again.
+of the n1 rows; both are many lines again. A long real one of even length is
+first a complex one of half the length (the even and odd samples as real and
+imaginary parts, untangled after; tangled before for IRFFT).
 
 Left to ``xhlo-lower-fft``: everything when numpy lacks the gufuncs, empty
-shapes, and long real transforms of few lines.
+shapes, and long real transforms of odd length or over several axes.
 """
 
 from __future__ import annotations
@@ -49,9 +51,13 @@ from .lower_fft import (
     AxisTransforms,
     ComplexParts,
     _check_shapes,
+    _deinterleave,
     _fft_type,
+    _interleave,
     _split_factor,
+    _tangle_spectrum,
     _transposing_user,
+    _untangle_spectrum,
 )
 from .lower_runtime_calls import alloc_buffer, to_buffer, to_tensor
 from .parallelize_loops import THREAD_SAFE_ATTR, WORK_ATTR
@@ -195,6 +201,8 @@ class FftToPocketfft(ModulePass):
         if not pocketfft.available():
             return
         for op in walk_ops(module, "stablehlo.fft"):
+            self._halve_long_real_line(op)
+        for op in walk_ops(module, "stablehlo.fft"):
             self._split_long_line(op)
         count = 0
         for op in walk_ops(module, "stablehlo.fft"):
@@ -205,6 +213,34 @@ class FftToPocketfft(ModulePass):
 
     def _few_long_lines(self, shape: list[int], n: int) -> bool:
         return n > self.long_length and 0 not in shape and math.prod(shape) // shape[-1] < self.few_lines
+
+    def _halve_long_real_line(self, op: ir.Operation) -> None:
+        """A long RFFT/IRFFT of few lines and even length n as a complex transform of n/2
+        points (the even and odd samples as real and imaginary parts, untangled after or
+        tangled before, as ``xhlo-lower-fft`` does), which ``_split_long_line`` then splits."""
+        kind, lengths = _fft_type(op), list(ir.DenseI64ArrayAttr(op.attributes["fft_length"]))
+        if kind not in ("RFFT", "IRFFT") or len(lengths) != 1 or lengths[-1] % 2:
+            return
+        real = op.operands[0] if kind == "RFFT" else op.results[0]
+        if not all(ir.RankedTensorType(v.type).has_static_shape for v in (op.operands[0], op.results[0])):
+            return
+        shape, n = list(sh.shape_of(real)), lengths[-1]
+        if not self._few_long_lines(shape, n):
+            return
+        r, real_elem = len(shape) - 1, sh.element_type(real)
+        with ir.InsertionPoint(op), op.location:
+            if kind == "RFFT":
+                even, odd = _deinterleave(op.operands[0], r, n // 2)
+                z = _fft(sh.complex_from_parts(even, odd), "FFT", n // 2)
+                parts = _untangle_spectrum(ComplexParts(sh.real(z), sh.imag(z)), r, n, real_elem)
+                result = sh.complex_from_parts(parts.re, parts.im)
+            else:
+                x = op.operands[0]
+                parts = _tangle_spectrum(ComplexParts(sh.real(x), sh.imag(x)), r, n, real_elem)
+                z = _fft(sh.complex_from_parts(parts.re, parts.im), "IFFT", n // 2)
+                result = _interleave(ComplexParts(sh.real(z), sh.imag(z)), r)
+        op.results[0].replace_all_uses_with(result)
+        op.erase()
 
     def _split_long_line(self, op: ir.Operation) -> None:
         """A long FFT/IFFT of few lines as two transforms of many lines: with input index

@@ -404,9 +404,29 @@ def _half(v: ir.Value) -> ir.Value:
     return sh.multiply(v, sh.constant(0.5, v.type))
 
 
-def _half_turn_roots(n: int) -> np.ndarray:
-    """exp(-2 pi i k / n) for k = 0 .. n/2."""
-    return np.conj(roots_of_unity(2, n // 2 + 1, n)[1])
+def _times_half_turn_roots(x: ComplexParts, position: int, n: int, real_elem: ir.Type,
+                           conjugate: bool = False) -> ComplexParts:
+    """x times exp(-2 pi i k / n) (its conjugate if ``conjugate``) along dim ``position``,
+    k = 0 .. n/2. Past ``AxisTransforms.TWIDDLE_TABLE`` entries (4 MB of constants for
+    n = 2^20, which LLVM took ~0.4 s to compile) the first n/2 are the product of two
+    smaller tables over [n/2 / m, m] (k = a * m + b), and the last, -1, is a negation."""
+    h = n // 2
+
+    def roots(count: int, step: int = 1) -> np.ndarray:  # w^(step k), k < count
+        table = roots_of_unity(2, count, n, row_step=step)[1]
+        return table if conjugate else np.conj(table)
+
+    m = _split_factor(h)
+    if h + 1 <= AxisTransforms.TWIDDLE_TABLE or m == 1:
+        return x.times_elementwise(roots(h + 1), [position], real_elem)
+    shape = x.shape
+    body = x.map(lambda v: sh.reshape(_slice_axis(v, position, 0, h), [*shape[:position], h // m, m,
+                                                                        *shape[position + 1:]]))
+    body = body.times_elementwise(roots(h // m, m), [position], real_elem)  # w^(a m)
+    body = body.times_elementwise(roots(m), [position + 1], real_elem)  # w^b
+    body = body.map(lambda v: sh.reshape(v, [*shape[:position], h, *shape[position + 1:]]))
+    last = x.map(lambda v: sh.unary("negate", _slice_axis(v, position, h, h + 1)))  # w^h = -1
+    return ComplexParts(*(sh.concatenate([a, b], position) for a, b in ((body.re, last.re), (body.im, last.im))))
 
 
 def _deinterleave(x: ir.Value, position: int, h: int) -> tuple[ir.Value, ir.Value]:
@@ -432,7 +452,7 @@ def _untangle_spectrum(z: ComplexParts, position: int, n: int, real_elem: ir.Typ
     b = a.map(lambda v: sh.reverse(v, [position]))  # Z[-k mod h]
     even = ComplexParts(_half(sh.add(a.re, b.re)), _half(sh.subtract(a.im, b.im)))
     odd = ComplexParts(_half(sh.add(a.im, b.im)), _half(sh.subtract(b.re, a.re)))
-    odd = odd.times_elementwise(_half_turn_roots(n), [position], real_elem)
+    odd = _times_half_turn_roots(odd, position, n, real_elem)
     return ComplexParts(sh.add(even.re, odd.re), sh.add(even.im, odd.im))
 
 
@@ -448,7 +468,7 @@ def _tangle_spectrum(x: ComplexParts, position: int, n: int, real_elem: ir.Type)
     b = ComplexParts(sh.reverse(x.re, [position]), sh.reverse(im, [position]))
     even = ComplexParts(_half(sh.add(x.re, b.re)), _half(sh.subtract(im, b.im)))
     odd = ComplexParts(_half(sh.subtract(x.re, b.re)), _half(sh.add(im, b.im)))
-    odd = odd.times_elementwise(np.conj(_half_turn_roots(n)), [position], real_elem)
+    odd = _times_half_turn_roots(odd, position, n, real_elem, conjugate=True)
     z = ComplexParts(sh.subtract(even.re, odd.im), sh.add(even.im, odd.re))
     return z.map(lambda v: _slice_axis(v, position, 0, h))
 

@@ -118,11 +118,21 @@ def test_long_single_lines_are_split_into_many_lines(inverse):
     np.testing.assert_allclose(exe(x), expected, rtol=0, atol=1e-6 * np.abs(expected).max())
 
 
-def test_long_real_single_lines_stay_in_stablehlo():
-    x = RNG.standard_normal(1 << 17).astype(np.float32)
-    exe = compile_jax(jnp.fft.rfft, x)
-    assert not calls_pocketfft(exe)
-    expected = np.fft.rfft(x.astype(np.float64))
+@pytest.mark.parametrize("inverse", [False, True])
+def test_long_real_single_lines_are_halved(inverse):
+    """A long real line: a complex transform of half the length (the even and odd samples
+    as real and imaginary parts), itself split into many lines."""
+    n = 1 << 18
+    x = RNG.standard_normal(n).astype(np.float32)
+    if inverse:
+        x = np.fft.rfft(x).astype(np.complex64)
+        fn, oracle = (lambda v: jnp.fft.irfft(v, n)), (lambda v: np.fft.irfft(v.astype(np.complex128), n))
+    else:
+        fn, oracle = jnp.fft.rfft, (lambda v: np.fft.rfft(v.astype(np.float64)))
+    exe = compile_jax(fn, x)
+    prepared = exe.ir("xhlo-stablehlo-prepare")
+    assert prepared.count("call @xhlo_fft") == 2 and "stablehlo.fft" not in prepared
+    expected = oracle(x)
     np.testing.assert_allclose(exe(x), expected, rtol=0, atol=1e-6 * np.abs(expected).max())
 
 

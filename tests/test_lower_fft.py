@@ -257,6 +257,8 @@ LONG_CASES = [
     ("IRFFT", (3, 1000), 1),
     ("FFT", (1 << 17,), 1),  # its twiddle table is a product of two smaller ones
     ("RFFT", (3, 512), 1),  # split in place, 257 = 16 rows of 16 outputs and one more
+    ("RFFT", (1 << 17,), 1),  # its untangling table is a product of two smaller ones
+    ("IRFFT", (1 << 17,), 1),  # ... and so is its tangling table
 ]
 
 

@@ -90,8 +90,9 @@ func.func @irfft2(%x: tensor<3x5xcomplex<f32>>) -> tensor<3x8xf32> {
 
 // One complex line longer than long-length: split four-step into [256, 512]; the
 // 512 columns transformed (read through strides, written transposed), a twiddle
-// multiply on the real and imaginary parts, the 256 rows transformed. A real one
-// stays for xhlo-lower-fft.
+// multiply on the real and imaginary parts, the 256 rows transformed. A real one is
+// first a complex line of half the length (even samples as real parts, odd ones as
+// imaginary parts), untangled after: 65536 points, which pocketfft takes as they are.
 // CHECK-LABEL: func.func @long
 // CHECK: %[[SPLIT:.*]] = stablehlo.reshape %{{.*}} : (tensor<131072xcomplex<f32>>) -> tensor<256x512xcomplex<f32>>
 // CHECK: %[[IN:.*]] = bufferization.to_buffer %[[SPLIT]] read_only
@@ -104,11 +105,18 @@ func.func @irfft2(%x: tensor<3x5xcomplex<f32>>) -> tensor<3x8xf32> {
 // CHECK: stablehlo.reshape %{{.*}} : (tensor<512x256xcomplex<f32>>) -> tensor<131072xcomplex<f32>>
 // CHECK-NOT: stablehlo.transpose
 // CHECK-LABEL: func.func @long_real
-// CHECK: stablehlo.fft %{{.*}}, type = RFFT, length = [131072]
+// CHECK: %[[PAIRS:.*]] = stablehlo.reshape %{{.*}} : (tensor<131072xf32>) -> tensor<65536x2xf32>
+// CHECK: %[[HALF:.*]] = stablehlo.complex %{{.*}}, %{{.*}} : tensor<65536xcomplex<f32>>
+// CHECK: %[[IN:.*]] = bufferization.to_buffer %[[HALF]] read_only
+// CHECK: call @xhlo_fft2(%[[IN]], %{{.*}}) : (memref<65536xcomplex<f32>>, memref<65536xcomplex<f32>>) -> ()
+// CHECK: stablehlo.reverse %{{.*}}, dims = [0] : tensor<65537xf32>
+// CHECK: stablehlo.complex %{{.*}}, %{{.*}} : tensor<65537xcomplex<f32>>
+// CHECK-NOT: stablehlo.fft
 // CHECK: func.func private @xhlo_fft0
 // CHECK: } {xhlo.parallel_loop
 // CHECK: func.func private @xhlo_fft1
 // CHECK: } {xhlo.parallel_loop
+// CHECK: func.func private @xhlo_fft2(%arg0: memref<65536xcomplex<f32>>, %arg1: memref<65536xcomplex<f32>>)
 func.func @long(%x: tensor<131072xcomplex<f32>>) -> tensor<131072xcomplex<f32>> {
   %0 = stablehlo.fft %x, type = FFT, length = [131072] : (tensor<131072xcomplex<f32>>) -> tensor<131072xcomplex<f32>>
   return %0 : tensor<131072xcomplex<f32>>
