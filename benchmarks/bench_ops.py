@@ -111,6 +111,8 @@ def _cases() -> list[Case]:
         Case("fft 1M", jnp.fft.fft, lambda: (_complex(1 << 20),), 1e-3, 1e-1),
         Case("fft axis 0 of 512x257", lambda x: jnp.fft.fft(x, axis=0), lambda: (_complex(512, 257),), 1e-3, 1e-2),
         Case("irfft rows 512x257", lambda x: jnp.fft.irfft(x, 512), lambda: (_complex(512, 257),), 1e-3, 1e-2),
+        Case("rfft 1M", jnp.fft.rfft, lambda: (_normal(1 << 20),), 1e-3, 1e-1),
+        Case("irfft 1M", lambda x: jnp.fft.irfft(x, 1 << 20), lambda: (_complex((1 << 19) + 1),), 1e-3, 1e-1),
         Case("random uniform 4M", lambda s: jax.random.uniform(key(s), (1 << 22,)), lambda: (seed,), 0, 0),
         Case("random normal 4M", lambda s: jax.random.normal(key(s), (1 << 22,)), lambda: (seed,), 1e-5, 1e-6),
         Case("bf16 tanh 4M", jnp.tanh, lambda: (_normal(1 << 22, dtype=ml_dtypes.bfloat16),), 1e-2, 1e-2),
