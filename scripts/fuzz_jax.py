@@ -6,7 +6,7 @@ Each seed builds one program of 2-8 steps over 1-3 arrays of one random shape
 (dims 1-100, odd sizes on purpose) and dtype (f32, f64, bf16, f16, int8,
 uint8, int32, int64, uint32): elementwise math, reductions, reshapes, slices,
 pads and rolls, cumulative ops, dots and einsums, gathers and scatter-adds,
-sorts and top_k, fori_loop/scan/cond, pooling, convolutions, complex numbers.
+sorts and top_k, fori_loop/scan/cond, pooling, convolutions, complex numbers, FFTs.
 The program is exported with ``jax.export`` (x64 on; ``--constants`` embeds the
 inputs as constants, as StableHLO's conformance programs have them), compiled
 by xhlo in a crash-isolated worker and compared with ``jax.jit``: integers
@@ -102,7 +102,8 @@ class Gen:
 
     def step_spec(self):
         kind = self.choice(["unary", "unary", "binary", "binary", "binary", "reduce", "shape", "shape",
-                            "cumulative", "dot", "select", "convert", "index", "sort", "extra", "extra", "extra"])
+                            "cumulative", "dot", "select", "convert", "index", "sort", "extra", "extra", "extra",
+                            "fft"])
         return (kind, int(self.r.integers(0, 1 << 30)))
 
 
@@ -237,7 +238,7 @@ def apply(spec, vals):
             return x.at[idx].add(upd) if x.dtype != jnp.bool_ else x.at[idx].set(upd)
         return lax.dynamic_slice_in_dim(x, jnp.int32(int(r.integers(0, n))), max(1, n // 2), axis=0)
     if kind == "extra":
-        op = int(r.integers(14))
+        op = int(r.integers(15))
         if op == 0 and x.ndim >= 1 and floating(x):  # pooling
             win = (1,) * (x.ndim - 1) + (min(3, x.shape[-1]),)
             return lax.reduce_window(x, -jnp.inf, lax.max, win, (1,) * x.ndim, "SAME")
@@ -276,7 +277,27 @@ def apply(spec, vals):
             return jnp.linalg.norm(x, axis=-1) + jnp.var(x, axis=-1)
         if op == 13 and x.ndim >= 2:
             return jnp.tril(x) + jnp.triu(x, 1) if x.shape[-1] == x.shape[-2] else jnp.tril(x)
+        if op == 14 and x.ndim == 4 and x.dtype == jnp.float32 and x.shape[1] >= 3 and x.shape[2] >= 3:
+            k = jnp.asarray(np.random.default_rng(seed).standard_normal((3, 3, x.shape[3], 16)), x.dtype)
+            return lax.conv_general_dilated(x, k, (2, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
         return x
+    if kind == "fft":
+        if x.ndim == 0 or x.dtype == jnp.bool_:
+            return x
+        if x.dtype not in (jnp.float32, jnp.float64):
+            x = x.astype(jnp.float32)
+        axis = int(r.integers(x.ndim))
+        n = x.shape[axis]
+        op = r.integers(5)
+        if op == 0:
+            return jnp.abs(jnp.fft.fft(x, axis=axis))
+        if op == 1:
+            return jnp.fft.irfft(jnp.fft.rfft(x, axis=axis) * 0.5, n=n, axis=axis)
+        if op == 2:
+            return jnp.fft.rfft(x, axis=axis).imag
+        if op == 3 and x.ndim >= 2:
+            return jnp.fft.ifft2(x).real
+        return jnp.fft.fftn(x + 1j * x[..., ::-1]).real
     if kind == "sort":
         if x.ndim == 0:
             return x
