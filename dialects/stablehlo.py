@@ -616,6 +616,16 @@ def complex_from_parts(re: ir.Value, im: ir.Value) -> ir.Value:
     return _one("stablehlo.complex", [re, im], tensor_type(shape_of(re), ir.ComplexType.get(element_type(re))))
 
 
+def fft_attributes(kind: str, lengths: Sequence[int]) -> dict[str, ir.Attribute]:
+    """``stablehlo.fft``'s attributes: ``kind`` FFT, IFFT, RFFT or IRFFT over ``lengths``."""
+    return {"fft_type": ir.Attribute.parse(f"#stablehlo<fft_type {kind}>"), "fft_length": dense_i64(lengths)}
+
+
+def fft(x: ir.Value, kind: str, lengths: Sequence[int], result_type: ir.Type | None = None) -> ir.Value:
+    """``stablehlo.fft`` of x's last ``len(lengths)`` dims (result type: x's unless given)."""
+    return _one("stablehlo.fft", [x], result_type or x.type, fft_attributes(kind, lengths))
+
+
 def reverse(x: ir.Value, dimensions: Sequence[int]) -> ir.Value:
     """``stablehlo.reverse``: x with the order of ``dimensions`` reversed."""
     return _one("stablehlo.reverse", [x], x.type, {"dimensions": dense_i64(dimensions)})

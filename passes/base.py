@@ -123,6 +123,21 @@ def op_name(op: ir.Operation | ir.OpView) -> str:
     return op.operation.name
 
 
+def append_definitions(module: ir.Operation, text: str) -> None:
+    """Parse ``text`` (MLIR: the functions and globals a pass's lowering calls) and move
+    its top-level ops to the end of ``module``."""
+    body = module.regions[0].blocks[0]
+    parsed = ir.Module.parse(text, module.context)  # alive until its ops have moved: it owns them
+    for op in list(parsed.body.operations):
+        body.append(op.operation)
+
+
+def symbol_names(module: ir.Operation) -> set[str]:
+    """The names of ``module``'s top-level symbols."""
+    return {ir.StringAttr(op.operation.attributes["sym_name"]).value
+            for op in module.regions[0].blocks[0].operations if "sym_name" in op.operation.attributes}
+
+
 def defining_op(value: ir.Value, name: str | None = None) -> ir.Operation | None:
     """The op whose result ``value`` is (None for a block argument, or when it is not
     named ``name``)."""

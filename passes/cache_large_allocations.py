@@ -34,7 +34,7 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, PassError
+from .base import ModulePass, PassError, append_definitions
 
 ALLOC = "_mlir_memref_to_llvm_alloc"
 FREE = "_mlir_memref_to_llvm_free"
@@ -218,7 +218,4 @@ class CacheLargeAllocations(ModulePass):
         declarations = "".join(
             f"  llvm.func @{name}{signature}\n" for name, signature in _LIBC.items() if name not in symbols
         )
-        source = ir.Module.parse(allocator_source(self.min_bytes, self.slots, declarations))
-        body = module.regions[0].blocks[0]
-        for op in list(source.body.operations):
-            body.append(op.operation)
+        append_definitions(module, allocator_source(self.min_bytes, self.slots, declarations))

@@ -44,8 +44,8 @@ from xhlo import pocketfft
 from xhlo._mlir import arith, ir, memref, scf
 from xhlo.dialects import stablehlo as sh
 
-from .base import ModulePass, defining_op, walk_ops
-from .gemm_to_blas import index_constant
+from .base import ModulePass, append_definitions, defining_op, symbol_names, walk_ops
+from .gemm_to_blas import index_constant, pointer
 from .lower_collectives import element_bytes
 from .lower_fft import (
     AxisTransforms,
@@ -54,12 +54,14 @@ from .lower_fft import (
     _deinterleave,
     _fft_type,
     _interleave,
+    _source_and_dims,
     _split_factor,
     _tangle_spectrum,
     _transposing_user,
     _untangle_spectrum,
 )
 from .lower_runtime_calls import alloc_buffer, to_buffer, to_tensor
+from .memref_copy_to_linalg import row_major_strides
 from .parallelize_loops import THREAD_SAFE_ATTR, WORK_ATTR
 from .vectorize import PARALLEL_LOOP
 
@@ -149,18 +151,10 @@ class _Step:
     scale: float
 
 
-def _contiguous_strides(shape: list[int], elem_bytes: int) -> list[int]:
-    strides, step = [], elem_bytes
-    for size in reversed(shape):
-        strides.append(step)
-        step *= size
-    return strides[::-1]
-
-
 def _permuted_strides(shape: list[int], elem_bytes: int, dims: list[int]) -> tuple[int, ...]:
-    """Strides of the logical dims of a contiguous ``shape`` whose dim ``dims[i]`` is logical dim i."""
-    strides = _contiguous_strides(shape, elem_bytes)
-    return tuple(strides[d] for d in dims)
+    """Byte strides of the logical dims of a row-major ``shape`` whose dim ``dims[i]`` is logical dim i."""
+    strides = row_major_strides(shape)
+    return tuple(strides[d] * elem_bytes for d in dims)
 
 
 def _steps(kind: str, lengths: list[int], in_shape: list[int], out_shape: list[int], double: bool) -> list[_Step]:
@@ -198,7 +192,7 @@ class FftToPocketfft(ModulePass):
     elements_per_call: int = 1 << 15
 
     def run(self, module: ir.Operation) -> None:
-        if not pocketfft.available():
+        if not walk_ops(module, "stablehlo.fft") or not pocketfft.available():
             return
         for op in walk_ops(module, "stablehlo.fft"):
             self._halve_long_real_line(op)
@@ -208,8 +202,8 @@ class FftToPocketfft(ModulePass):
         for op in walk_ops(module, "stablehlo.fft"):
             if self._lower(module, op, f"{SYMBOL_PREFIX}{count}"):
                 count += 1
-        if count:
-            _add_runtime(module)
+        if count and LINES not in symbol_names(module):
+            append_definitions(module, _RUNTIME)
 
     def _few_long_lines(self, shape: list[int], n: int) -> bool:
         return n > self.long_length and 0 not in shape and math.prod(shape) // shape[-1] < self.few_lines
@@ -231,13 +225,13 @@ class FftToPocketfft(ModulePass):
         with ir.InsertionPoint(op), op.location:
             if kind == "RFFT":
                 even, odd = _deinterleave(op.operands[0], r, n // 2)
-                z = _fft(sh.complex_from_parts(even, odd), "FFT", n // 2)
+                z = sh.fft(sh.complex_from_parts(even, odd), "FFT", [n // 2])
                 parts = _untangle_spectrum(ComplexParts(sh.real(z), sh.imag(z)), r, n, real_elem)
                 result = sh.complex_from_parts(parts.re, parts.im)
             else:
                 x = op.operands[0]
                 parts = _tangle_spectrum(ComplexParts(sh.real(x), sh.imag(x)), r, n, real_elem)
-                z = _fft(sh.complex_from_parts(parts.re, parts.im), "IFFT", n // 2)
+                z = sh.fft(sh.complex_from_parts(parts.re, parts.im), "IFFT", [n // 2])
                 result = _interleave(ComplexParts(sh.real(z), sh.imag(z)), r)
         op.results[0].replace_all_uses_with(result)
         op.erase()
@@ -260,10 +254,10 @@ class FftToPocketfft(ModulePass):
         real_elem = ir.ComplexType(sh.element_type(op.operands[0])).element_type
         with ir.InsertionPoint(op), op.location:
             x = sh.transpose(sh.reshape(op.operands[0], [*shape[:-1], n1, n2]), swap)  # [j2, j1]
-            x = _fft(x, kind, n1)  # [j2, k1]
+            x = sh.fft(x, kind, [n1])  # [j2, k1]
             parts = AxisTransforms(real_elem, n1).times_twiddles(
                 ComplexParts(sh.real(x), sh.imag(x)), n1, n2, n, kind == "IFFT", k1_dim=r + 1, j2_dim=r)
-            x = _fft(sh.transpose(sh.complex_from_parts(parts.re, parts.im), swap), kind, n2)  # [k1, k2]
+            x = sh.fft(sh.transpose(sh.complex_from_parts(parts.re, parts.im), swap), kind, [n2])  # [k1, k2]
             result = sh.reshape(sh.transpose(x, swap), shape)  # [k2, k1]
         op.results[0].replace_all_uses_with(result)
         op.erase()
@@ -291,10 +285,8 @@ class FftToPocketfft(ModulePass):
         rank = len(in_shape)
         # read the untransposed operand / write the transposed result, strides doing the moves
         producer = defining_op(op.operands[0], "stablehlo.transpose")
-        source, source_dims = op.operands[0], list(range(rank))
-        if producer is not None:
-            permutation = list(ir.DenseI64ArrayAttr(producer.attributes["permutation"]))
-            source, source_dims = producer.operands[0], permutation
+        source, dims = _source_and_dims(op.operands[0])
+        source_dims = [dims.index(d) for d in range(rank)]  # the source dim of each operand dim
         user = _transposing_user(op)
         result_type = ir.RankedTensorType((user or op).results[0].type)
         result_dims = list(range(rank))
@@ -384,7 +376,7 @@ class FftToPocketfft(ModulePass):
             arguments = [
                 _i64(pocketfft.entry(step.transform, step.double)),
                 arith.constant(ir.IntegerType.get_signless(8), int(step.forward)),
-                _pointer(in_base, offsets[0]), _pointer(out_base, offsets[1]),
+                pointer(in_base, 1, offsets[0]), pointer(out_base, 1, offsets[1]),
                 arith.index_cast(ir.IntegerType.get_signless(64), count),
                 _i64(step.n_in), _i64(step.n_out), _i64(line_strides[0]), _i64(line_strides[1]),
                 _i64(reads.strides[step.axis]), _i64(writes.strides[step.axis]),
@@ -396,29 +388,8 @@ class FftToPocketfft(ModulePass):
         loop.operation.attributes[WORK_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), work)
 
 
-def _fft(x: ir.Value, kind: str, n: int) -> ir.Value:
-    """``stablehlo.fft`` of x's last dim (FFT or IFFT)."""
-    return sh.create("stablehlo.fft", [x], [x.type], {
-        "fft_type": ir.Attribute.parse(f"#stablehlo<fft_type {kind}>"),
-        "fft_length": ir.DenseI64ArrayAttr.get([n]),
-    }).result
-
-
 def _i64(value: int) -> ir.Value:
     return arith.constant(ir.IntegerType.get_signless(64), value)
 
 
-def _pointer(base: ir.Value, offset: ir.Value) -> ir.Value:
-    address = arith.index_cast(ir.IntegerType.get_signless(64), arith.addi(base, offset))
-    return sh.create("llvm.inttoptr", [address], [ir.Type.parse("!llvm.ptr")]).result
 
-
-def _add_runtime(module: ir.Operation) -> None:
-    body = module.regions[0].blocks[0]
-    names = {ir.StringAttr(op.operation.attributes["sym_name"]).value
-             for op in body.operations if "sym_name" in op.operation.attributes}
-    if LINES in names:
-        return
-    runtime = ir.Module.parse(_RUNTIME)
-    for op in list(runtime.body.operations):
-        op.operation.clone(ip=ir.InsertionPoint(body))

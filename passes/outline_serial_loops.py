@@ -23,8 +23,8 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass
-from .parallelize_loops import PARALLEL_FOR, Nest, _Outliner, fresh_name, loop_owners, symbol_names
+from .base import ModulePass, symbol_names
+from .parallelize_loops import PARALLEL_FOR, Nest, _Outliner, fresh_name, loop_owners
 
 
 def _is_public(func: ir.Operation) -> bool:

@@ -50,7 +50,7 @@ import math
 
 from xhlo._mlir import arith, ir
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass, append_definitions, symbol_names, walk_ops
 from .vectorize import PARALLEL_LOOP
 
 DISPATCH_SLOT = "xhlo_parallel_dispatch"
@@ -297,11 +297,6 @@ def loop_owners(module: ir.Operation) -> list[ir.Operation]:
             and BODY_ATTR not in op.operation.attributes]
 
 
-def symbol_names(module: ir.Operation) -> set[str]:
-    return {ir.StringAttr(op.operation.attributes["sym_name"]).value
-            for op in module.regions[0].blocks[0].operations if "sym_name" in op.operation.attributes}
-
-
 @dataclasses.dataclass(frozen=True)
 class ParallelizeLoops(ModulePass):
     """Outline large disjoint-write loops and run them through the xhlo_parallel_for thread pool."""
@@ -355,10 +350,7 @@ class ParallelizeLoops(ModulePass):
     def _add_runtime(module: ir.Operation, names: set[str]) -> None:
         if PARALLEL_FOR in names:
             return
-        runtime = ir.Module.parse(_RUNTIME)
-        body = module.regions[0].blocks[0]
-        for op in list(runtime.body.operations):
-            op.operation.clone(ip=ir.InsertionPoint(body))
+        append_definitions(module, _RUNTIME)
         names.update({PARALLEL_FOR, DISPATCH_SLOT, SLOT_ADDRESS})
 
 

@@ -25,7 +25,7 @@ import re
 
 from xhlo._mlir import ir
 
-from .base import ModulePass
+from .base import ModulePass, append_definitions
 
 FAST_FUNCTION = "xhlo_rt_fast"
 CALL_PREFIX = "_mlir_ciface_xhlo_rt_op"
@@ -88,8 +88,6 @@ class RuntimeFastPath(ModulePass):
             return
         text = f"module {{\n  llvm.func @{FAST_FUNCTION}(i64, !llvm.ptr) -> i64"
         text += "".join(_trampoline(index, arity) for _, index, arity in declarations) + "\n}"
-        definitions = ir.Module.parse(text, module.context)
         for op, _, _ in declarations:
             op.erase()
-        for op in list(definitions.body.operations):
-            body.append(op.operation)
+        append_definitions(module, text)

@@ -121,6 +121,17 @@ def floating(x):
     return jnp.issubdtype(x.dtype, jnp.floating)
 
 
+def along_axis(x, r, ops):
+    """One of ``ops`` (functions of an array and an axis) on a random axis of x; an op
+    that does not apply returns None, and the last one runs instead. A scalar stays."""
+    if x.ndim == 0:
+        return x
+    axis = int(r.integers(x.ndim))
+    op = ops[int(r.integers(len(ops)))]
+    result = op(x, axis)
+    return ops[-1](x, axis) if result is None else result
+
+
 def apply(spec, vals):
     kind, seed = spec
     r = np.random.default_rng(seed)
@@ -155,21 +166,14 @@ def apply(spec, vals):
             "lt_where": lambda: jnp.where(x < y, x * 2, y),
         }[op]()
     if kind == "reduce":
-        if x.ndim == 0:
-            return x
-        axis = int(r.integers(x.ndim))
-        op = r.integers(6)
-        if op == 0:
-            return jnp.sum(x, axis=axis)
-        if op == 1:
-            return jnp.max(x, axis=axis) if x.shape[axis] else x
-        if op == 2:
-            return jnp.argmax(x, axis=axis) if x.shape[axis] else x
-        if op == 3:
-            return jnp.min(x, axis=axis, keepdims=True) if x.shape[axis] else x
-        if op == 4 and floating(x):
-            return jax.nn.softmax(x, axis=axis)
-        return jnp.mean(x.astype(jnp.float32), axis=axis)
+        return along_axis(x, r, [
+            lambda v, ax: jnp.sum(v, axis=ax),
+            lambda v, ax: jnp.max(v, axis=ax) if v.shape[ax] else v,
+            lambda v, ax: jnp.argmax(v, axis=ax) if v.shape[ax] else v,
+            lambda v, ax: jnp.min(v, axis=ax, keepdims=True) if v.shape[ax] else v,
+            lambda v, ax: jax.nn.softmax(v, axis=ax) if floating(v) else None,
+            lambda v, ax: jnp.mean(v.astype(jnp.float32), axis=ax),
+        ])
     if kind == "shape":
         op = r.integers(7)
         if op == 0 and x.ndim >= 2:
@@ -197,17 +201,12 @@ def apply(spec, vals):
             return jnp.roll(x, int(r.integers(-3, 4)), axis=int(r.integers(x.ndim)))
         return x
     if kind == "cumulative":
-        if x.ndim == 0:
-            return x
-        axis = int(r.integers(x.ndim))
-        op = r.integers(4)
-        if op == 0:
-            return jnp.cumsum(x, axis=axis)
-        if op == 1:
-            return lax.cummax(x, axis=axis)
-        if op == 2 and floating(x):
-            return jax.lax.cumlogsumexp(x, axis=axis)
-        return jnp.cumsum(x, axis=axis, reverse=True)
+        return along_axis(x, r, [
+            lambda v, ax: jnp.cumsum(v, axis=ax),
+            lambda v, ax: lax.cummax(v, axis=ax),
+            lambda v, ax: jax.lax.cumlogsumexp(v, axis=ax) if floating(v) else None,
+            lambda v, ax: jnp.cumsum(v, axis=ax, reverse=True),
+        ])
     if kind == "dot":
         if x.ndim >= 1 and floating(x):
             k = x.shape[-1]
@@ -284,32 +283,19 @@ def apply(spec, vals):
     if kind == "fft":
         if x.ndim == 0 or x.dtype == jnp.bool_:
             return x
-        if x.dtype not in (jnp.float32, jnp.float64):
-            x = x.astype(jnp.float32)
-        axis = int(r.integers(x.ndim))
-        n = x.shape[axis]
-        op = r.integers(5)
-        if op == 0:
-            return jnp.abs(jnp.fft.fft(x, axis=axis))
-        if op == 1:
-            return jnp.fft.irfft(jnp.fft.rfft(x, axis=axis) * 0.5, n=n, axis=axis)
-        if op == 2:
-            return jnp.fft.rfft(x, axis=axis).imag
-        if op == 3 and x.ndim >= 2:
-            return jnp.fft.ifft2(x).real
-        return jnp.fft.fftn(x + 1j * x[..., ::-1]).real
+        return along_axis(x if x.dtype in (jnp.float32, jnp.float64) else x.astype(jnp.float32), r, [
+            lambda v, ax: jnp.abs(jnp.fft.fft(v, axis=ax)),
+            lambda v, ax: jnp.fft.irfft(jnp.fft.rfft(v, axis=ax) * 0.5, n=v.shape[ax], axis=ax),
+            lambda v, ax: jnp.fft.rfft(v, axis=ax).imag,
+            lambda v, ax: jnp.fft.ifft2(v).real if v.ndim >= 2 else None,
+            lambda v, ax: jnp.fft.fftn(v + 1j * v[..., ::-1]).real,
+        ])
     if kind == "sort":
-        if x.ndim == 0:
-            return x
-        axis = int(r.integers(x.ndim))
-        op = r.integers(3)
-        if op == 0:
-            return jnp.sort(x, axis=axis)
-        if op == 1:
-            return jnp.argsort(x, axis=axis, stable=True)
-        if x.shape[-1] >= 3:
-            return lax.top_k(x, 3)[0]
-        return x
+        return along_axis(x, r, [
+            lambda v, ax: jnp.sort(v, axis=ax),
+            lambda v, ax: jnp.argsort(v, axis=ax, stable=True),
+            lambda v, ax: lax.top_k(v, 3)[0] if v.shape[-1] >= 3 else v,
+        ])
     return x
 
 

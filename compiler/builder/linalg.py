@@ -719,10 +719,7 @@ def Fft(operand, fft_type, fft_length) -> XlaOp:
         "stablehlo.fft",
         out,
         [operand],
-        lambda: {
-            "fft_type": ir.Attribute.parse(f"#stablehlo<fft_type {kind}>"),
-            "fft_length": sh.dense_i64(length),
-        },
+        lambda: sh.fft_attributes(kind, length),
     )
 
 
