@@ -96,6 +96,8 @@ STAGES: tuple[Stage, ...] = (
         "StableHLO -> linalg/scf/arith on signless tensors",
         (
             "xhlo-legalize-control-flow",
+            # copies into slices of the result, not a loop that picks an operand per element
+            "xhlo-lower-concatenate",
             "func.func(stablehlo-legalize-to-linalg)",
             "stablehlo-convert-to-signless",
             # loop counters, scalar loop state, one-element windows: no buffer per iteration

@@ -22,6 +22,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-legalize-rng-bit-generator": "legalize_rng_bit_generator:LegalizeRngBitGenerator",
     "xhlo-fold-static-dynamic-ops": "fold_static_dynamic_ops:FoldStaticDynamicOps",
     "xhlo-legalize-control-flow": "legalize_control_flow:LegalizeControlFlow",
+    "xhlo-lower-concatenate": "lower_concatenate:LowerConcatenate",
     "xhlo-scalarize-rank0-tensors": "scalarize_rank0_tensors:ScalarizeRank0Tensors",
     "xhlo-lower-scatter": "lower_scatter:LowerScatter",
     "xhlo-lower-sort": "lower_sort:LowerSort",

@@ -26,7 +26,7 @@
 // CHECK: --xhlo-compile-pipeline
 // CHECK: --xhlo-stablehlo-prepare
 // CHECK: --xhlo-stablehlo-to-linalg
-// CHECK-NEXT: = xhlo-legalize-control-flow,func.func(stablehlo-legalize-to-linalg)
+// CHECK-NEXT: = xhlo-legalize-control-flow,xhlo-lower-concatenate,func.func(stablehlo-legalize-to-linalg)
 // CHECK: --xhlo-bufferize
 // CHECK: --xhlo-lower-to-loops
 // CHECK: --xhlo-lower-to-llvm

@@ -20,7 +20,7 @@
 
 // ORDER: builtin.module(cse,xhlo-check-lowered,symbol-dce,canonicalize{{[{].*[}]}})
 
-// NAMED: builtin.module(xhlo-legalize-control-flow,func.func(stablehlo-legalize-to-linalg{{.*}}),stablehlo-convert-to-signless,xhlo-scalarize-rank0-tensors,func.func(canonicalize{{.*}}),xhlo-check-lowered)
+// NAMED: builtin.module(xhlo-legalize-control-flow,xhlo-lower-concatenate,func.func(stablehlo-legalize-to-linalg{{.*}}),stablehlo-convert-to-signless,xhlo-scalarize-rank0-tensors,func.func(canonicalize{{.*}}),xhlo-check-lowered)
 func.func @select_branch(%p: tensor<i1>, %x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = "stablehlo.if"(%p) ({
     %1 = stablehlo.abs %x : tensor<2xf32>
