@@ -25,3 +25,33 @@ func.func @sum(%x: tensor<8xf32>) -> tensor<f32> {
   %0 = stablehlo.reduce(%x init: %c) applies stablehlo.add across dimensions = [0] : (tensor<8xf32>, tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// Reducing dimensions of extent 1 only (JAX's check of a gather's index vectors):
+// the inputs reshaped to the result, then the body elementwise.
+// CHECK-LABEL: func.func @unit_dimensions
+// CHECK-SAME: (%[[X:.*]]: tensor<4x1x3x1xi1>)
+// CHECK: %[[INIT:.*]] = stablehlo.constant dense<true>
+// CHECK: %[[R:.*]] = stablehlo.reshape %[[X]] : (tensor<4x1x3x1xi1>) -> tensor<4x3xi1>
+// CHECK: %[[B:.*]] = stablehlo.broadcast_in_dim %[[INIT]], dims = [] : (tensor<i1>) -> tensor<4x3xi1>
+// CHECK: %[[M:.*]] = "stablehlo.map"(%[[B]], %[[R]])
+// CHECK: stablehlo.and
+// CHECK-NOT: stablehlo.reduce
+// CHECK: return %[[M]]
+func.func @unit_dimensions(%x: tensor<4x1x3x1xi1>) -> tensor<4x3xi1> {
+  %c = stablehlo.constant dense<true> : tensor<i1>
+  %0 = stablehlo.reduce(%x init: %c) applies stablehlo.and across dimensions = [1, 3] : (tensor<4x1x3x1xi1>, tensor<i1>) -> tensor<4x3xi1>
+  return %0 : tensor<4x3xi1>
+}
+
+// -----
+
+// A dimension of extent 1 beside a longer one: a real reduction.
+// CHECK-LABEL: func.func @mixed
+// CHECK: stablehlo.reduce
+func.func @mixed(%x: tensor<4x1x3xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.reduce(%x init: %c) applies stablehlo.add across dimensions = [1, 2] : (tensor<4x1x3xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
