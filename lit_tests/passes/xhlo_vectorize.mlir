@@ -195,3 +195,29 @@ func.func @transpose(%a: tensor<64x128xf32>, %out: tensor<128x64xf32>) -> tensor
   } -> tensor<128x64xf32>
   return %0 : tensor<128x64xf32>
 }
+
+// -----
+
+// One of two outputs taking the vector loop along another dimension than its innermost
+// one (a fused contraction's zero-filled output, transposed) would be a transposed
+// transfer that the cleanup patterns rewrite back and forth until memory runs out:
+// the op keeps its scalar lowering.
+// CHECK-LABEL: func.func @transposed_second_output
+// CHECK: linalg.generic
+// CHECK-NOT: vector.transfer_write
+#in = affine_map<(d0, d1, d2) -> (d0, d2)>
+#transposed = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+#identity = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @transposed_second_output(%a: tensor<8x64xf32>) -> tensor<8x64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<8x64x64xf32>
+  %filled = linalg.fill ins(%zero : f32) outs(%e0 : tensor<8x64x64xf32>) -> tensor<8x64x64xf32>
+  %e1 = tensor.empty() : tensor<8x64x64xf32>
+  %0:2 = linalg.generic {indexing_maps = [#in, #transposed, #identity], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%a : tensor<8x64xf32>) outs(%filled, %e1 : tensor<8x64x64xf32>, tensor<8x64x64xf32>) {
+  ^bb0(%x: f32, %acc: f32, %unused: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s, %s : f32, f32
+  } -> (tensor<8x64x64xf32>, tensor<8x64x64xf32>)
+  return %0#1 : tensor<8x64x64xf32>
+}
