@@ -69,6 +69,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-legalize-bool-add",
             "xhlo-legalize-complex-ops",
             "xhlo-legalize-dot-algorithms",
+            # dots without contracting dimensions: elementwise products, as XLA rewrites them
+            "xhlo-expand-outer-products",
             "xhlo-widen-low-precision-dot",
             # quantized products whose sums floats hold exactly: f32/f64 (BLAS)
             "xhlo-integer-dots-in-float",
