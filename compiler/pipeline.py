@@ -72,6 +72,8 @@ STAGES: tuple[Stage, ...] = (
             # dots without contracting dimensions: elementwise products, as XLA rewrites them
             "xhlo-expand-outer-products",
             "xhlo-widen-low-precision-dot",
+            # complex products as four real ones, for BLAS
+            "xhlo-split-complex-dots",
             # quantized products whose sums floats hold exactly: f32/f64 (BLAS)
             "xhlo-integer-dots-in-float",
             "xhlo-extend-integer-dot-operands",

@@ -17,6 +17,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-split-f64-to-half-converts": "split_f64_to_half_converts:SplitF64ToHalfConverts",
     "xhlo-legalize-dot-algorithms": "legalize_dot_algorithms:LegalizeDotAlgorithms",
     "xhlo-expand-outer-products": "expand_outer_products:ExpandOuterProducts",
+    "xhlo-split-complex-dots": "split_complex_dots:SplitComplexDots",
     "xhlo-widen-low-precision-dot": "widen_low_precision_dot:WidenLowPrecisionDot",
     "xhlo-integer-dots-in-float": "integer_dots_in_float:IntegerDotsInFloat",
     "xhlo-extend-integer-dot-operands": "extend_integer_dot_operands:ExtendIntegerDotOperands",
