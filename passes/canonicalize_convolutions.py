@@ -27,6 +27,13 @@ kernel-dilated) the input gets its zeros made explicit (a
 ``stablehlo.pad`` with interior padding) and the named convolution multiplies
 them too.
 
+A 1-D convolution (sequence models' ``NWC x WIO``) first becomes a 2-D one
+with a unit spatial dimension inserted before the one it has, in every
+operand (a reshape, no copy): ``NWC`` is then ``N1WC``, which is already
+canonical, and it takes the same path (8x4096x64 channels, 5 taps: 9.5 ->
+7.4 ms, XLA 4.0-6.3; most of it OpenBLAS's sgemm of a [32768x320] x [320x64]
+product, at 260 GFLOP/s for so few columns).
+
 Left alone: grouped convolutions, reversed windows and element types other
 than f32 and f64 (no BLAS).
 """
@@ -60,13 +67,15 @@ class CanonicalizeConvolutions(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         for op in walk_ops(module, "stablehlo.convolution"):
+            if not _takes_blas(op):
+                continue
+            if len(stablehlo_api.ConvDimensionNumbers(op.attributes["dimension_numbers"]).input_spatial_dimensions) == 1:
+                op = _as_2d(op)
             self._canonicalize(op)
 
     def _canonicalize(self, op: ir.Operation) -> None:
         numbers = stablehlo_api.ConvDimensionNumbers(op.attributes["dimension_numbers"])
-        if len(numbers.input_spatial_dimensions) != 2 or str(sh.element_type(op.results[0])) not in BLAS_FLOATS:
-            return
-        if not all(_is_one(op, a) for a in ("feature_group_count", "batch_group_count")) or _reverses(op):
+        if len(numbers.input_spatial_dimensions) != 2:
             return
         x, k = op.operands[0], op.operands[1]
         x_order = [numbers.input_batch_dimension, *numbers.input_spatial_dimensions, numbers.input_feature_dimension]
@@ -110,6 +119,48 @@ class CanonicalizeConvolutions(ModulePass):
                 y = sh.transpose(y, [y_order.index(d) for d in range(4)])
         op.results[0].replace_all_uses_with(y)
         op.erase()
+
+
+def _takes_blas(op: ir.Operation) -> bool:
+    """A float convolution BLAS can run: no feature or batch groups, no reversed window."""
+    return (str(sh.element_type(op.results[0])) in BLAS_FLOATS and not _reverses(op)
+            and all(_is_one(op, a) for a in ("feature_group_count", "batch_group_count")))
+
+
+def _with_unit(value: ir.Value, position: int) -> ir.Value:
+    """``value`` reshaped with a dimension of extent 1 inserted at ``position``."""
+    shape = list(sh.shape_of(value))
+    return sh.reshape(value, shape[:position] + [1] + shape[position:])
+
+
+def _as_2d(op: ir.Operation) -> ir.Operation:
+    """The 1-D convolution ``op`` as a 2-D one whose first spatial dimension is a unit
+    dimension inserted before the spatial dimension of each operand; returns the new op."""
+    n = stablehlo_api.ConvDimensionNumbers(op.attributes["dimension_numbers"])
+    (xs,), (ks,), (ys,) = n.input_spatial_dimensions, n.kernel_spatial_dimensions, n.output_spatial_dimensions
+
+    def after(d: int, spatial: int) -> int:  # where dimension d lands once a unit is inserted at spatial
+        return d + 1 if d >= spatial else d
+
+    attributes = {name: op.attributes[name] for name in op.attributes}
+    attributes["dimension_numbers"] = stablehlo_api.ConvDimensionNumbers.get(
+        after(n.input_batch_dimension, xs), after(n.input_feature_dimension, xs), [xs, xs + 1],
+        after(n.kernel_input_feature_dimension, ks), after(n.kernel_output_feature_dimension, ks), [ks, ks + 1],
+        after(n.output_batch_dimension, ys), after(n.output_feature_dimension, ys), [ys, ys + 1])
+    for name in ("window_strides", "lhs_dilation", "rhs_dilation"):
+        attributes[name] = ir.DenseI64ArrayAttr.get([1, *_window(op, name)[:1]])
+    (low, high), _ = _padding(op)
+    attributes["padding"] = ir.DenseElementsAttr.get(np.array([[0, 0], [low, high]], dtype=np.int64))
+    attributes.pop("window_reversal", None)  # none reversed (_takes_blas)
+    y_shape = list(sh.shape_of(op.results[0]))
+    with ir.InsertionPoint(op), op.location:
+        y_type = sh.tensor_type(y_shape[:ys] + [1] + y_shape[ys:], sh.element_type(op.results[0]))
+        conv = sh.create("stablehlo.convolution", [_with_unit(op.operands[0], xs), _with_unit(op.operands[1], ks)],
+                         [y_type], attributes)
+        y = sh.reshape(conv.result, y_shape)
+    op.results[0].replace_all_uses_with(y)
+    op.erase()
+    return conv.operation
 
 
 def _convolution(x: ir.Value, k: ir.Value, y_type: ir.RankedTensorType, attributes: dict) -> ir.Value:
@@ -186,9 +237,10 @@ def _phase_convolution(x: ir.Value, k: ir.Value, stride: list[int], phase: tuple
 
 
 def _padding(op: ir.Operation) -> list[tuple[int, int]]:
+    """(low, high) per spatial dimension, two of them (the second (0, 0) for a 1-D op)."""
     if "padding" not in op.attributes:
         return [(0, 0), (0, 0)]
-    values = [int(v) for v in ir.DenseIntElementsAttr(op.attributes["padding"])]
+    values = [int(v) for v in ir.DenseIntElementsAttr(op.attributes["padding"])] + [0, 0]
     return [(values[0], values[1]), (values[2], values[3])]
 
 

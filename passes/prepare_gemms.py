@@ -378,16 +378,27 @@ def is_positive_zero(value: ir.Value) -> bool:
 
 def _tag_zero_init(contraction: ir.Operation) -> bool:
     """Tag the +0.0 fill a BLAS-bound contraction accumulates into (through reshapes), so
-    xhlo-vectorize leaves it to xhlo-gemm-to-blas, which drops it for a call with beta = 0."""
+    xhlo-vectorize leaves it to xhlo-gemm-to-blas, which drops it for a call with beta = 0.
+
+    A fill behind reshapes (im2col's view of the convolution's output) is replaced by a
+    fill of the contraction's own shape: canonicalization would move the reshapes
+    before the fill, making a new, untagged fill that a vectorized loop then writes
+    (conv2d's output written twice)."""
     init = contraction.operands[2]
     while (op := defining_op(init)) is not None and op.name in RESHAPES:
         init = op.operands[0]
     fill = defining_op(init)
-    if fill is not None and fill.name == "linalg.fill" and is_positive_zero(fill.operands[0]) \
-            and len(list(init.uses)) == 1:
-        fill.attributes[BLAS_TAG] = ir.UnitAttr.get()
-        return True
-    return False
+    if fill is None or fill.name != "linalg.fill" or not is_positive_zero(fill.operands[0]) \
+            or len(list(init.uses)) != 1:
+        return False
+    if init != contraction.operands[2]:
+        with ir.InsertionPoint(contraction), contraction.location:
+            shaped = ir.RankedTensorType(contraction.operands[2].type)
+            empty = tensor.EmptyOp(shaped.shape, shaped.element_type).result
+            contraction.operands[2] = linalg.fill(fill.operands[0], outs=[empty])
+        fill = defining_op(contraction.operands[2])
+    fill.attributes[BLAS_TAG] = ir.UnitAttr.get()
+    return True
 
 
 def _exact_reciprocal(value: float) -> float | None:

@@ -46,6 +46,13 @@ CASES = {
     "transposed_convolution": ((2, 6, 6, 16), (3, 3, 8, 16), (2, 12, 12, 8),
                                "[b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f]",
                                "pad = [[1, 2], [1, 2]], lhs_dilate = [2, 2]"),
+    # 1-D convolutions: a unit spatial dimension inserted, then as the 2-D ones
+    "1d_nwc_wio": ((2, 100, 16), (5, 16, 24), (2, 100, 24), "[b, 0, f]x[0, i, o]->[b, 0, f]", "pad = [[2, 2]]"),
+    "1d_ncw_oiw_strided_dilated": ((3, 16, 101), (24, 16, 3), (3, 24, 49), "[b, f, 0]x[o, i, 0]->[b, f, 0]",
+                                   "stride = [2], rhs_dilate = [2]"),
+    "1d_transposed": ((4, 200, 32), (4, 16, 32), (4, 400, 16), "[b, 0, f]x[0, o, i]->[b, 0, f]",
+                      "pad = [[2, 2]], lhs_dilate = [2]"),
+    "1d_weight_gradient": ((16, 50, 4), (16, 48, 32), (3, 4, 32), "[f, 0, b]x[i, 0, o]->[0, b, f]", "pad = [[0, 0]]"),
 }
 
 

@@ -89,3 +89,22 @@ func.func @preferred_result_type(%x: tensor<2x12x12x16xbf16>, %k: tensor<8x16x3x
        {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x12x12x16xbf16>, tensor<8x16x3x3xbf16>) -> tensor<2x8x12x12xf32>
   return %0 : tensor<2x8x12x12xf32>
 }
+
+// -----
+
+// A 1-D convolution: a unit spatial dimension inserted before each operand's
+// spatial one (reshapes), the window attributes given a unit entry first; NWC x
+// WIO is then N1WC x 1WIO, already canonical.
+// CHECK-LABEL: func.func @one_dimensional
+// CHECK-SAME: (%[[X:.*]]: tensor<2x100x16xf32>, %[[K:.*]]: tensor<5x16x24xf32>)
+// CHECK-DAG: %[[X2:.*]] = stablehlo.reshape %[[X]] : (tensor<2x100x16xf32>) -> tensor<2x1x100x16xf32>
+// CHECK-DAG: %[[K2:.*]] = stablehlo.reshape %[[K]] : (tensor<5x16x24xf32>) -> tensor<1x5x16x24xf32>
+// CHECK: %[[Y:.*]] = stablehlo.convolution(%[[X2]], %[[K2]]) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
+// CHECK-SAME: stride = [1, 2], pad = {{\[\[}}0, 0], [2, 2]], lhs_dilate = [1, 1], rhs_dilate = [1, 2]
+// CHECK: %[[R:.*]] = stablehlo.reshape %[[Y]] : (tensor<2x1x48x24xf32>) -> tensor<2x48x24xf32>
+// CHECK: return %[[R]]
+func.func @one_dimensional(%x: tensor<2x100x16xf32>, %k: tensor<5x16x24xf32>) -> tensor<2x48x24xf32> {
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {stride = [2], pad = [[2, 2]], rhs_dilate = [2]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x100x16xf32>, tensor<5x16x24xf32>) -> tensor<2x48x24xf32>
+  return %0 : tensor<2x48x24xf32>
+}

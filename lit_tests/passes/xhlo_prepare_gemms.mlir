@@ -261,3 +261,20 @@ func.func @rgb_stem(%x: tensor<2x70x70x3xf32>, %w: tensor<7x7x3x64xf32>) -> tens
   %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x70x70x3xf32>, tensor<7x7x3x64xf32>) outs(%o : tensor<2x32x32x64xf32>) -> tensor<2x32x32x64xf32>
   return %0 : tensor<2x32x32x64xf32>
 }
+
+// -----
+
+// The +0.0 fill of an im2col product's output: a fill of the product's own shape,
+// tagged (canonicalization would otherwise move the reshape before the fill and
+// make an untagged one, which a vectorized loop would write before the call).
+// CHECK-LABEL: func.func @im2col_zero_init
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<256x32xf32>
+// CHECK: %[[F:.*]] = linalg.fill {xhlo.blas} ins(%{{.*}} : f32) outs(%[[E]] : tensor<256x32xf32>)
+// CHECK: linalg.contract {{.*}} {xhlo.blas} ins({{.*}}) outs(%[[F]] : tensor<256x32xf32>)
+func.func @im2col_zero_init(%x: tensor<1x18x18x16xf32>, %w: tensor<3x3x16x32xf32>) -> tensor<1x16x16x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x16x32xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x18x18x16xf32>, tensor<3x3x16x32xf32>) outs(%o : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  return %0 : tensor<1x16x16x32xf32>
+}
