@@ -127,3 +127,29 @@ def test_preferred_result_type_is_kept(window, elem):
     result = exe(x, k)
     assert result.dtype == np.float32
     np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-4)
+
+
+GROUPED = {
+    # name: (input, kernel, output, dimension numbers, window, groups, split into groups?)
+    "nhwc_4_groups": ((2, 10, 10, 32), (3, 3, 8, 48), (2, 10, 10, 48), "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
+                      "pad = [[1, 1], [1, 1]]", 4, True),
+    "nchw_2_groups_strided": ((2, 32, 11, 11), (16, 16, 3, 3), (2, 16, 5, 5), "[b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]",
+                              "stride = [2, 2]", 2, True),
+    "1d_2_groups": ((2, 60, 16), (3, 8, 32), (2, 60, 32), "[b, 0, f]x[0, i, o]->[b, 0, f]", "pad = [[1, 1]]", 2, True),
+    "4_channels_a_group": ((2, 10, 10, 16), (3, 3, 4, 16), (2, 10, 10, 16), "[b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]",
+                           "pad = [[1, 1], [1, 1]]", 4, False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GROUPED))
+def test_grouped_convolutions_split_by_group_match_the_interpreter(name):
+    x_shape, k_shape, y_shape, numbers, window, groups, split = GROUPED[name]
+    module = conv_module(x_shape, k_shape, y_shape, numbers, window).replace(
+        "feature_group_count = 1", f"feature_group_count = {groups}")
+    x = RNG.standard_normal(x_shape).astype(np.float32)
+    k = RNG.standard_normal(k_shape).astype(np.float32)
+    exe = xhlo.compile(module, cache=False)
+    prepared = exe.ir("xhlo-stablehlo-prepare")
+    assert (f"feature_group_count = {groups}" not in prepared) == split
+    (expected,) = reference.evaluate(module, x, k)
+    np.testing.assert_allclose(exe(x, k), expected, rtol=1e-4, atol=1e-4)

@@ -34,16 +34,16 @@ func.func @weight_gradient(%x: tensor<8x12x12x2xf32>, %g: tensor<8x12x12x16xf32>
 
 // -----
 
-// Left alone: the canonical layout, a grouped convolution, integers.
+// Left alone: the canonical layout, a grouped convolution of 4 channels a group, integers.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: stablehlo.transpose
 // CHECK: return
-func.func @left_alone(%x: tensor<2x12x12x16xf32>, %k: tensor<3x3x16x8xf32>, %kg: tensor<3x3x16x8xf32>, %xi: tensor<2x12x12x16xi32>, %ki: tensor<3x3x8x16xi32>)
+func.func @left_alone(%x: tensor<2x12x12x16xf32>, %k: tensor<3x3x16x8xf32>, %kg: tensor<3x3x16x4xf32>, %xi: tensor<2x12x12x16xi32>, %ki: tensor<3x3x8x16xi32>)
     -> (tensor<2x12x12x8xf32>, tensor<2x12x12x16xf32>, tensor<2x12x12x8xi32>) {
   %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]}
        {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x12x12x16xf32>, tensor<3x3x16x8xf32>) -> tensor<2x12x12x8xf32>
   %1 = stablehlo.convolution(%x, %kg) dim_numbers = [b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]}
-       {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<2x12x12x16xf32>, tensor<3x3x16x8xf32>) -> tensor<2x12x12x16xf32>
+       {batch_group_count = 1 : i64, feature_group_count = 4 : i64} : (tensor<2x12x12x16xf32>, tensor<3x3x16x4xf32>) -> tensor<2x12x12x16xf32>
   %2 = stablehlo.convolution(%xi, %ki) dim_numbers = [b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]}
        {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x12x12x16xi32>, tensor<3x3x8x16xi32>) -> tensor<2x12x12x8xi32>
   return %0, %1, %2 : tensor<2x12x12x8xf32>, tensor<2x12x12x16xf32>, tensor<2x12x12x8xi32>
@@ -107,4 +107,35 @@ func.func @one_dimensional(%x: tensor<2x100x16xf32>, %k: tensor<5x16x24xf32>) ->
   %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, f]x[0, i, o]->[b, 0, f], window = {stride = [2], pad = [[2, 2]], rhs_dilate = [2]}
        {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x100x16xf32>, tensor<5x16x24xf32>) -> tensor<2x48x24xf32>
   return %0 : tensor<2x48x24xf32>
+}
+
+// -----
+
+// Two groups of 8 input channels: one convolution per group on its slices of the
+// input features and the kernel's output features, concatenated.
+// CHECK-LABEL: func.func @grouped
+// CHECK-SAME: (%[[X:.*]]: tensor<2x6x6x16xf32>, %[[K:.*]]: tensor<3x3x8x24xf32>)
+// CHECK-DAG: %[[X0:.*]] = stablehlo.slice %[[X]] [0:2, 0:6, 0:6, 0:8]
+// CHECK-DAG: %[[K0:.*]] = stablehlo.slice %[[K]] [0:3, 0:3, 0:8, 0:12]
+// CHECK: %[[Y0:.*]] = stablehlo.convolution(%[[X0]], %[[K0]]) {{.*}} feature_group_count = 1 : i64} : (tensor<2x6x6x8xf32>, tensor<3x3x8x12xf32>) -> tensor<2x6x6x12xf32>
+// CHECK-DAG: %[[X1:.*]] = stablehlo.slice %[[X]] [0:2, 0:6, 0:6, 8:16]
+// CHECK-DAG: %[[K1:.*]] = stablehlo.slice %[[K]] [0:3, 0:3, 0:8, 12:24]
+// CHECK: %[[Y1:.*]] = stablehlo.convolution(%[[X1]], %[[K1]])
+// CHECK: %[[Y:.*]] = stablehlo.concatenate %[[Y0]], %[[Y1]], dim = 3
+// CHECK: return %[[Y]]
+func.func @grouped(%x: tensor<2x6x6x16xf32>, %k: tensor<3x3x8x24xf32>) -> tensor<2x6x6x24xf32> {
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 2 : i64} : (tensor<2x6x6x16xf32>, tensor<3x3x8x24xf32>) -> tensor<2x6x6x24xf32>
+  return %0 : tensor<2x6x6x24xf32>
+}
+
+// -----
+
+// Depthwise (one channel a group): kept.
+// CHECK-LABEL: func.func @depthwise
+// CHECK: feature_group_count = 16
+func.func @depthwise(%x: tensor<2x6x6x16xf32>, %k: tensor<3x3x1x16xf32>) -> tensor<2x6x6x16xf32> {
+  %0 = stablehlo.convolution(%x, %k) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 16 : i64} : (tensor<2x6x6x16xf32>, tensor<3x3x1x16xf32>) -> tensor<2x6x6x16xf32>
+  return %0 : tensor<2x6x6x16xf32>
 }
