@@ -68,6 +68,9 @@ def _cases() -> list[Case]:
     def key(seed):
         return jax.random.wrap_key_data(seed)
 
+    def per_example_grads(w, xs, ys):  # vmap(grad): a batched outer product, transposed
+        return jax.vmap(jax.grad(lambda w, x, y: ((jnp.tanh(x @ w) - y) ** 2).sum()), in_axes=(None, 0, 0))(w, xs, ys)
+
     seed = np.array([0, 42], np.uint32)
     return [
         Case("lu_factor 256", lambda a: jsl.lu_factor(a)[0], lambda: (_normal(256, 256),), 1e-3, 1e-3),
@@ -119,6 +122,22 @@ def _cases() -> list[Case]:
         Case("bf16 gelu 4M", jax.nn.gelu, lambda: (_normal(1 << 22, dtype=ml_dtypes.bfloat16),), 1e-2, 1e-2),
         Case("dropout 0.1 of 4M", lambda s, x: jnp.where(jax.random.bernoulli(key(s), 0.9, x.shape), x / 0.9, 0.0),
              lambda: (seed, _normal(1 << 22)), 1e-6, 1e-7),
+        Case("concat rows 2x 2048x1024", lambda a, b: jnp.concatenate([a, b], 1),
+             lambda: (_normal(2048, 1024), _normal(2048, 1024)), 0, 0),
+        Case("flip + concat 4x1M", lambda a, b: jnp.concatenate([a[::-1], b, a, b[::-1]]),
+             lambda: (_normal(1 << 20), _normal(1 << 20)), 0, 0),
+        Case("take_along_axis 1024x1024", lambda x, i: jnp.take_along_axis(x, i, 1),
+             lambda: (_normal(1024, 1024), _ints(0, 1024, 1024, 1024)), 0, 0),
+        Case("complex matmul 256", lambda a, b: a @ b, lambda: (_complex(256, 256), _complex(256, 256)), 1e-3, 1e-3),
+        Case("per-example grads 256 x 64x64", per_example_grads,
+             lambda: (_normal(64, 64) * 0.1, _normal(256, 64), _normal(256, 64)), 1e-3, 1e-3),
+        Case("grouped conv 4 x 16 channels 8x56x56x64",
+             lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
+                                                   feature_group_count=4),
+             lambda: (_normal(8, 56, 56, 64), _normal(3, 3, 16, 64) * 0.05), 1e-3, 1e-3),
+        Case("conv1d NWC 8x4096x64 k5",
+             lambda x, w: lax.conv_general_dilated(x, w, (1,), "SAME", dimension_numbers=("NWC", "WIO", "NWC")),
+             lambda: (_normal(8, 4096, 64), _normal(5, 64, 64) * 0.05), 1e-3, 1e-3),
     ]
 
 
