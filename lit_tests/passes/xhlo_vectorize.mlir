@@ -221,3 +221,28 @@ func.func @transposed_second_output(%a: tensor<8x64xf32>) -> tensor<8x64x64xf32>
   } -> (tensor<8x64x64xf32>, tensor<8x64x64xf32>)
   return %0#1 : tensor<8x64x64xf32>
 }
+
+// -----
+
+// A producer's math fused into a broadcasting consumer: the tile loop along the
+// broadcast dimension would repeat it; it is hoisted into the enclosing tile loop.
+// CHECK-LABEL: func.func @broadcast_consumer
+// CHECK: scf.for
+// CHECK: math.tanh
+// CHECK: scf.for
+// CHECK-NOT: math.tanh
+// CHECK: arith.mulf
+#row = affine_map<(d0, d1, d2) -> (d0, d2)>
+#col = affine_map<(d0, d1, d2) -> (d0, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @broadcast_consumer(%g: tensor<8x64xf32>, %x: tensor<8x64xf32>) -> tensor<8x64x64xf32> {
+  %e = tensor.empty() : tensor<8x64x64xf32>
+  %0 = linalg.generic {indexing_maps = [#row, #col, #out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%g, %x : tensor<8x64xf32>, tensor<8x64xf32>) outs(%e : tensor<8x64x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %unused: f32):
+    %t = math.tanh %a : f32
+    %p = arith.mulf %t, %b : f32
+    linalg.yield %p : f32
+  } -> tensor<8x64x64xf32>
+  return %0 : tensor<8x64x64xf32>
+}
