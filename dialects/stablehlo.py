@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from xhlo._mlir import ir
+from xhlo._mlir import ir, stablehlo_api
 
 # -- types -------------------------------------------------------------------------
 
@@ -255,6 +255,13 @@ def slice(x: ir.Value, start: Sequence[int], limit: Sequence[int], strides: Sequ
         tensor_type(shape, element_type(x)),
         {"start_indices": dense_i64(start), "limit_indices": dense_i64(limit), "strides": dense_i64(strides)},
     )
+
+
+def slice_along(x: ir.Value, axis: int, start: int, stop: int) -> ir.Value:
+    """``x[..., start:stop, ...]`` along ``axis``, every other dimension whole."""
+    shape = shape_of(x)
+    return slice(x, [start if d == axis else 0 for d in range(len(shape))],
+                 [stop if d == axis else n for d, n in enumerate(shape)])
 
 
 def dynamic_slice(x: ir.Value, starts: Sequence[ir.Value], sizes: Sequence[int]) -> ir.Value:
@@ -553,6 +560,15 @@ def dot_general(
     )
     result_type = tensor_type(shape, element_type(lhs))
     return _one("stablehlo.dot_general", [lhs, rhs], result_type, {"dot_dimension_numbers": numbers})
+
+
+def contracted_length(op: ir.Operation) -> int:
+    """How many products each result element of a ``dot``/``dot_general`` sums."""
+    lhs_shape = shape_of(op.operands[0])
+    if op.name == "stablehlo.dot":
+        return lhs_shape[-1]
+    numbers = stablehlo_api.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+    return int(np.prod([lhs_shape[d] for d in numbers.lhs_contracting_dimensions]))
 
 
 def real(x: ir.Value) -> ir.Value:

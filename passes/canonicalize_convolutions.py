@@ -146,14 +146,6 @@ def _splits_into_groups(op: ir.Operation) -> bool:
     return sh.shape_of(op.operands[0])[numbers.input_feature_dimension] // groups >= MIN_GROUP_CHANNELS
 
 
-def _feature_slice(value: ir.Value, dim: int, index: int, size: int) -> ir.Value:
-    """``value``'s ``index``-th block of ``size`` along ``dim``."""
-    shape = list(sh.shape_of(value))
-    start = [index * size if d == dim else 0 for d in range(len(shape))]
-    limit = [(index + 1) * size if d == dim else shape[d] for d in range(len(shape))]
-    return sh.slice(value, start, limit)
-
-
 def _split_groups(op: ir.Operation) -> list[ir.Operation]:
     """The grouped convolution ``op`` as one convolution per group, their results
     concatenated along the output features; returns the new convolutions."""
@@ -170,8 +162,8 @@ def _split_groups(op: ir.Operation) -> list[ir.Operation]:
     with ir.InsertionPoint(op), op.location:
         y_type = sh.tensor_type(y_shape, sh.element_type(op.results[0]))
         for g in range(groups):
-            xg = _feature_slice(x, numbers.input_feature_dimension, g, channels)
-            kg = _feature_slice(k, numbers.kernel_output_feature_dimension, g, features)
+            xg = sh.slice_along(x, numbers.input_feature_dimension, g * channels, (g + 1) * channels)
+            kg = sh.slice_along(k, numbers.kernel_output_feature_dimension, g * features, (g + 1) * features)
             convolutions.append(sh.create("stablehlo.convolution", [xg, kg], [y_type], attributes).operation)
         y = sh.concatenate([c.result for c in convolutions], numbers.output_feature_dimension)
     op.results[0].replace_all_uses_with(y)

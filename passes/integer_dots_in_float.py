@@ -13,9 +13,8 @@ stay integer.
 from __future__ import annotations
 
 import dataclasses
-import math
 
-from xhlo._mlir import ir, stablehlo_api
+from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, walk_ops
@@ -30,14 +29,6 @@ def _range(elem: ir.Type) -> tuple[int, int] | None:
     return sh.integer_range(ir.IntegerType(elem).width, not sh.is_unsigned(elem))
 
 
-def _contracted(op: ir.Operation) -> int:
-    lhs_shape = sh.shape_of(op.operands[0])
-    if op.name == "stablehlo.dot":
-        return lhs_shape[-1]
-    numbers = stablehlo_api.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
-    return math.prod(lhs_shape[d] for d in numbers.lhs_contracting_dimensions)
-
-
 def _float_type(op: ir.Operation) -> ir.Type | None:
     """f32 or f64 if every partial sum of ``op`` is exact in it, else None."""
     lhs, rhs = (sh.element_type(v) for v in op.operands)
@@ -48,7 +39,7 @@ def _float_type(op: ir.Operation) -> ir.Type | None:
     if sh.is_unsigned(result) and not (sh.is_unsigned(lhs) and sh.is_unsigned(rhs)):
         return None  # negative sums wrap in an unsigned result
     (lhs_low, lhs_high), (rhs_low, rhs_high), (_, result_high) = ranges
-    largest_sum = _contracted(op) * max(-lhs_low, lhs_high) * max(-rhs_low, rhs_high)
+    largest_sum = sh.contracted_length(op) * max(-lhs_low, lhs_high) * max(-rhs_low, rhs_high)
     if largest_sum > result_high:  # |sum| <= result_high fits whatever the sign
         return None
     for bits, float_type in EXACT_SUMS:

@@ -30,18 +30,10 @@ from xhlo.dialects import stablehlo as sh
 from .base import ModulePass, walk_ops
 
 
-def _halves(x: ir.Value, index: int) -> ir.Value:
-    """``x[..., index]`` of a tensor whose minor dimension is 2, keeping that dimension (size 1)."""
-    shape = sh.shape_of(x)
-    start = [0] * len(shape)
-    start[-1] = index
-    return sh.slice(x, start, [*shape[:-1], index + 1])
-
-
 def _regroup(pair: tuple[ir.Value, ir.Value]) -> tuple[ir.Value, ...]:
     """(a, b) with minor dimension 2 -> ([a0, b0], [a1, b1]): the 2x2 (part, half) transpose."""
     minor = len(sh.shape_of(pair[0])) - 1
-    return tuple(sh.concatenate([_halves(v, i) for v in pair], minor) for i in (0, 1))
+    return tuple(sh.concatenate([sh.slice_along(v, minor, i, i + 1) for v in pair], minor) for i in (0, 1))
 
 
 def _width_changing(x: ir.Value, to: ir.Type) -> ir.Value:

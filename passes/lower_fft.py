@@ -113,13 +113,6 @@ def _times(x: ir.Value, position: int, matrix: ir.Value, lead: bool) -> ir.Value
     return sh.dot_general(x, matrix, contract=([position], [0]))
 
 
-def _slice_axis(x: ir.Value, axis: int, start: int, stop: int) -> ir.Value:
-    shape = sh.shape_of(x)
-    begin = [start if d == axis else 0 for d in range(len(shape))]
-    limit = [stop if d == axis else n for d, n in enumerate(shape)]
-    return sh.slice(x, begin, limit)
-
-
 def _split_factor(n: int) -> int:
     """The largest divisor of n not above sqrt(n) (1 for primes)."""
     for d in range(math.isqrt(n), 1, -1):
@@ -319,8 +312,8 @@ class AxisTransforms:
         # k = k2 * n1 + k1 < rows: the first `full` rows of k2 whole, then the first
         # `partial` of the next, joined by a concatenation (a slice of the merged
         # last dim would be a strided view, which the products after it read badly).
-        head = _merge_and_keep(x.map(lambda v: _slice_axis(v, r, 0, full)), r, full * n1, full * n1)
-        tail = x.map(lambda v: _slice_axis(_slice_axis(v, r, full, full + 1), r + 1, 0, partial))
+        head = _merge_and_keep(x.map(lambda v: sh.slice_along(v, r, 0, full)), r, full * n1, full * n1)
+        tail = x.map(lambda v: sh.slice_along(sh.slice_along(v, r, full, full + 1), r + 1, 0, partial))
         tail = tail.map(lambda v: sh.reshape(v, [*rest, partial]))
         def joined(h: ir.Value | None, t: ir.Value | None) -> ir.Value | None:
             return None if h is None else sh.concatenate([h, t], r)
@@ -420,12 +413,12 @@ def _times_half_turn_roots(x: ComplexParts, position: int, n: int, real_elem: ir
     if h + 1 <= AxisTransforms.TWIDDLE_TABLE or m == 1:
         return x.times_elementwise(roots(h + 1), [position], real_elem)
     shape = x.shape
-    body = x.map(lambda v: sh.reshape(_slice_axis(v, position, 0, h), [*shape[:position], h // m, m,
+    body = x.map(lambda v: sh.reshape(sh.slice_along(v, position, 0, h), [*shape[:position], h // m, m,
                                                                         *shape[position + 1:]]))
     body = body.times_elementwise(roots(h // m, m), [position], real_elem)  # w^(a m)
     body = body.times_elementwise(roots(m), [position + 1], real_elem)  # w^b
     body = body.map(lambda v: sh.reshape(v, [*shape[:position], h, *shape[position + 1:]]))
-    last = x.map(lambda v: sh.unary("negate", _slice_axis(v, position, h, h + 1)))  # w^h = -1
+    last = x.map(lambda v: sh.unary("negate", sh.slice_along(v, position, h, h + 1)))  # w^h = -1
     return ComplexParts(*(sh.concatenate([a, b], position) for a, b in ((body.re, last.re), (body.im, last.im))))
 
 
@@ -434,7 +427,7 @@ def _deinterleave(x: ir.Value, position: int, h: int) -> tuple[ir.Value, ir.Valu
     shape = list(sh.shape_of(x))
     pairs = sh.reshape(x, [*shape[:position], h, 2, *shape[position + 1 :]])
     halved = [*shape[:position], h, *shape[position + 1 :]]
-    return tuple(sh.reshape(_slice_axis(pairs, position + 1, k, k + 1), halved) for k in (0, 1))
+    return tuple(sh.reshape(sh.slice_along(pairs, position + 1, k, k + 1), halved) for k in (0, 1))
 
 
 def _interleave(z: ComplexParts, position: int) -> ir.Value:
@@ -448,7 +441,7 @@ def _interleave(z: ComplexParts, position: int) -> ir.Value:
 def _untangle_spectrum(z: ComplexParts, position: int, n: int, real_elem: ir.Type) -> ComplexParts:
     """X[k], k <= n/2, of a real x from Z = the n/2-point DFT of x[2m] + i x[2m+1]:
     X[k] = E[k] + w^k O[k] with E = (Z[k] + conj Z[-k]) / 2, O = (Z[k] - conj Z[-k]) / 2i."""
-    a = z.map(lambda v: sh.concatenate([v, _slice_axis(v, position, 0, 1)], position))  # Z[k mod h]
+    a = z.map(lambda v: sh.concatenate([v, sh.slice_along(v, position, 0, 1)], position))  # Z[k mod h]
     b = a.map(lambda v: sh.reverse(v, [position]))  # Z[-k mod h]
     even = ComplexParts(_half(sh.add(a.re, b.re)), _half(sh.subtract(a.im, b.im)))
     odd = ComplexParts(_half(sh.add(a.im, b.im)), _half(sh.subtract(b.re, a.re)))
@@ -470,7 +463,7 @@ def _tangle_spectrum(x: ComplexParts, position: int, n: int, real_elem: ir.Type)
     odd = ComplexParts(_half(sh.subtract(x.re, b.re)), _half(sh.add(im, b.im)))
     odd = _times_half_turn_roots(odd, position, n, real_elem, conjugate=True)
     z = ComplexParts(sh.subtract(even.re, odd.im), sh.add(even.im, odd.re))
-    return z.map(lambda v: _slice_axis(v, position, 0, h))
+    return z.map(lambda v: sh.slice_along(v, position, 0, h))
 
 
 def _times_table(x: ComplexParts, table: np.ndarray, row_dim: int, col_dim: int, real_elem: ir.Type) -> ComplexParts:
@@ -486,7 +479,7 @@ def _merge_and_keep(x: ComplexParts, position: int, size: int, rows: int) -> Com
     merged = [*shape[:position], size, *shape[position + 2 :]]
     x = x.map(lambda v: sh.reshape(v, merged))
     if size > rows:
-        x = x.map(lambda v: _slice_axis(v, position, 0, rows))
+        x = x.map(lambda v: sh.slice_along(v, position, 0, rows))
     return x
 
 
@@ -503,8 +496,8 @@ def _hermitian_spectrum(x: ComplexParts, position: int, n: int, real_elem: ir.Ty
         keep_imag[m - 1] = 0.0
     keep = sh.broadcast_in_dim(_real_constant(keep_imag, real_elem), x.shape, [position])
     im = sh.multiply(x.im, keep)
-    mirror_re = sh.reverse(_slice_axis(x.re, position, 1, n - m + 1), [position])
-    mirror_im = sh.unary("negate", sh.reverse(_slice_axis(x.im, position, 1, n - m + 1), [position]))
+    mirror_re = sh.reverse(sh.slice_along(x.re, position, 1, n - m + 1), [position])
+    mirror_im = sh.unary("negate", sh.reverse(sh.slice_along(x.im, position, 1, n - m + 1), [position]))
     return ComplexParts(
         sh.concatenate([x.re, mirror_re], position), sh.concatenate([im, mirror_im], position)
     )

@@ -19,18 +19,10 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from xhlo._mlir import ir, stablehlo_api
+from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, walk_ops
-
-
-def _products(op: ir.Operation) -> int:
-    """Scalar multiply-adds of ``op``: result elements times the contracted length."""
-    numbers = stablehlo_api.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
-    lhs_shape = sh.shape_of(op.operands[0])
-    contracted = math.prod(lhs_shape[d] for d in numbers.lhs_contracting_dimensions)
-    return math.prod(sh.shape_of(op.results[0])) * contracted
 
 
 def _splittable(op: ir.Operation, min_products: int) -> bool:
@@ -38,7 +30,7 @@ def _splittable(op: ir.Operation, min_products: int) -> bool:
     return (all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types)
             and isinstance(sh.element_type(op.results[0]), ir.ComplexType)
             and all(ir.RankedTensorType(t).element_type == types[-1].element_type for t in types)
-            and _products(op) >= min_products)
+            and math.prod(sh.shape_of(op.results[0])) * sh.contracted_length(op) >= min_products)
 
 
 def _split(op: ir.Operation) -> None:
