@@ -16,9 +16,7 @@ add latency), and the linalg vectorizer turns each tile into vector ops.
   folded away, as a window op's), or left alone.
 * Window accesses (``x[oh + kh]``: convolutions, pooling, im2col) are tiled,
   then the tile's unit loops are folded away so the vectorizer sees plain
-  slices. Reverses (``-d0``) and mod/floordiv indexing keep scalar loops, as
-  do ops of several outputs one of which is written across the vector loop
-  (transposed: the cleanup patterns would never settle on its transfers).
+  slices. Reverses (``-d0``) and mod/floordiv indexing keep scalar loops.
 * Gathers whose row index comes from another tensor (embedding lookups) are
   tiled first; the row lookup, the same for the whole tile, is hoisted out of
   the tile's body so the row is read with contiguous vector loads.
@@ -75,9 +73,12 @@ _VECTOR_CLEANUP_PATTERNS = (
     "linalg.tiling_canonicalization",
     "vector.cast_away_vector_leading_one_dim",
     "vector.drop_unit_dims_with_shape_cast",
-    "vector.transfer_permutation_patterns",
     "vector.lower_masked_transfers",
 )
+# Applied after the others, in a set of their own: in one greedy set with
+# cast_away_vector_leading_one_dim they rewrite a transposed transfer beside another
+# output's write back and forth without end (memory grows until the process dies).
+_TRANSFER_PERMUTATION_PATTERNS = "vector.transfer_permutation_patterns"
 _HOIST = """
     %loops = transform.structured.match ops{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
     transform.loop.hoist_loop_invariant_subsets %loops : !transform.any_op"""
@@ -89,7 +90,9 @@ def _cleanup(handle: str, canonicalize: bool) -> str:
     body = "".join(f"\n      transform.apply_patterns.{p}" for p in patterns)
     return (f"\n    {handle} = transform.structured.match ops{{[\"func.func\"]}} in %root "
             f": (!transform.any_op) -> !transform.any_op\n"
-            f"    transform.apply_patterns to {handle} {{{body}\n    }} : !transform.any_op")
+            f"    transform.apply_patterns to {handle} {{{body}\n    }} : !transform.any_op\n"
+            f"    transform.apply_patterns to {handle} {{\n      transform.apply_patterns.{_TRANSFER_PERMUTATION_PATTERNS}"
+            f"\n    }} : !transform.any_op")
 
 
 def _cleanup_and_hoist(loop_depth: int) -> str:
@@ -403,8 +406,6 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
     d = _choose_vector_loop(maps, shapes, parallel, [p or reducible for p in parallel], ranges)
     if d is None or ranges[d] == 1:
         return None  # nothing contiguous to put in a vector
-    if _writes_across(maps[n_inputs:], shapes[n_inputs:], d):
-        return None
     if parallel[d]:
         # Reducing over other loops (a column sum): several vectors a row step keep as many
         # independent accumulators and read a longer run of each strided row.
@@ -420,22 +421,6 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
         # along a parallel loop: the tile's unit loops folded away, the tile is elementwise
         return _folded(plan, ranges, d)
     return plan
-
-
-def _writes_across(output_maps: list[ir.AffineMap], output_shapes: list[tuple[int, ...]], d: int) -> bool:
-    """Does one of several outputs take the vector loop ``d`` along another dimension
-    than its innermost one? Beside another output's write, such a transposed write is
-    rewritten back and forth by the cleanup patterns without end
-    (``cast_away_vector_leading_one_dim`` against ``transfer_permutation_patterns``:
-    memory grows until the process dies). A single transposed output vectorizes."""
-    if len(output_maps) < 2:
-        return False
-    for amap, shape in zip(output_maps, output_shapes):
-        longer = [i for i, size in enumerate(shape) if size > 1]
-        positions = [i for i in longer if _dim_position(amap.results[i]) == d]
-        if positions and positions[-1] != longer[-1]:
-            return True
-    return False
 
 
 def _transpose_blocks(maps: list[ir.AffineMap], n_inputs: int, ranges: list[int], d: int,
