@@ -5,9 +5,10 @@ upcasts such dots to f32 and rounds the result once, and JAX's numbers (the
 conformance expectations) reflect that. The rewrite converts the operands,
 runs the op with an f32 result and converts back.
 
-A complex product with a wider preferred result (complex64 operands, complex128
-result) gets its operands converted exactly to the result type: the linalg
-lowering builds no mixed-type complex contraction.
+A product with a wider preferred result (bf16 operands and an f32 result,
+complex64 operands and a complex128 result) gets its operands converted
+exactly to the result type: the linalg lowering builds no mixed-type complex
+contraction, and a mixed-type real one is a scalar loop, not a BLAS call.
 """
 
 from __future__ import annotations
@@ -24,32 +25,44 @@ WIDENED_OPS = ("stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution"
 
 @dataclasses.dataclass(frozen=True)
 class WidenLowPrecisionDot(ModulePass):
-    """Run f16/bf16 dot_general/dot/convolution in f32 and round the result once; complex
-    operands take a wider complex result's type."""
+    """Run f16/bf16 dot_general/dot/convolution in f32 and round the result once; float
+    and complex operands take a wider result's type."""
 
     NAME = "xhlo-widen-low-precision-dot"
 
     def run(self, module: ir.Operation) -> None:
-        f32 = ir.F32Type.get()
         for op in walk_ops(module, WIDENED_OPS):
             result_elem = sh.element_type(op.results[0])
             if isinstance(result_elem, ir.ComplexType):
                 _convert_complex_operands(op, result_elem)
-            if not sh.is_half_float(result_elem):
-                continue
+            elif sh.is_half_float(result_elem):
+                _compute_in_f32(op, result_elem)
+            elif isinstance(result_elem, ir.FloatType):
+                _widen_float_operands(op, ir.FloatType(result_elem))
+
+
+def _compute_in_f32(op: ir.Operation, result_elem: ir.Type) -> None:
+    f32 = ir.F32Type.get()
+    with ir.InsertionPoint(op), op.location:
+        operands = [sh.convert(v, f32) if sh.is_half_float(sh.element_type(v)) else v for v in op.operands]
+        if any(sh.element_type(v) != f32 for v in operands):
+            return  # mixed integer operands: leave as is
+        wide_type = sh.tensor_type(sh.shape_of(op.results[0]), f32)
+        attrs = {name: op.attributes[name] for name in op.attributes}
+        wide = sh.create(op.name, operands, [wide_type], attrs).result
+        narrow = sh.convert(wide, result_elem)
+    op.results[0].replace_all_uses_with(narrow)
+    op.erase()
+
+
+def _widen_float_operands(op: ir.Operation, result_elem: ir.FloatType) -> None:
+    """bf16 x bf16 -> f32 (JAX's preferred_element_type) as an f32 x f32 product: the
+    conversion is exact, and the product then takes the f32 GEMM (BLAS) path."""
+    for index, value in enumerate(op.operands):
+        elem = sh.element_type(value)
+        if isinstance(elem, ir.FloatType) and ir.FloatType(elem).width < result_elem.width:
             with ir.InsertionPoint(op), op.location:
-                operands = [
-                    sh.convert(v, f32) if sh.is_half_float(sh.element_type(v)) else v
-                    for v in op.operands
-                ]
-                if any(sh.element_type(v) != f32 for v in operands):
-                    continue  # mixed integer operands: leave as is
-                wide_type = sh.tensor_type(sh.shape_of(op.results[0]), f32)
-                attrs = {name: op.attributes[name] for name in op.attributes}
-                wide = sh.create(op.name, operands, [wide_type], attrs).result
-                narrow = sh.convert(wide, result_elem)
-            op.results[0].replace_all_uses_with(narrow)
-            op.erase()
+                op.operands[index] = sh.convert(value, result_elem)
 
 
 def _convert_complex_operands(op: ir.Operation, result_elem: ir.Type) -> None:

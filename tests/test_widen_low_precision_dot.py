@@ -5,6 +5,7 @@ Oracles: numpy in float64/complex128 on the same operand values.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 import xhlo
@@ -33,3 +34,18 @@ def test_complex64_operands_with_a_complex128_result(op):
     result = xhlo.compile(module, cache=False)(a, b)
     assert result.dtype == np.complex128
     np.testing.assert_allclose(result, a.astype(np.complex128) @ b.astype(np.complex128), rtol=1e-13)
+
+
+@pytest.mark.parametrize("operand", ["bf16", "f16"])
+def test_half_float_operands_with_an_f32_result(operand):
+    """JAX's preferred_element_type=float32 on bf16/f16 operands: exact products summed in f32."""
+    dtype = ml_dtypes.bfloat16 if operand == "bf16" else np.float16
+    a, b = RNG.standard_normal((64, 96)).astype(dtype), RNG.standard_normal((96, 80)).astype(dtype)
+    module = f"""func.func @main(%a: tensor<64x96x{operand}>, %b: tensor<96x80x{operand}>) -> tensor<64x80xf32> {{
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0]
+      : (tensor<64x96x{operand}>, tensor<96x80x{operand}>) -> tensor<64x80xf32>
+  return %0 : tensor<64x80xf32>
+}}"""
+    result = xhlo.compile(module, cache=False)(a, b)
+    assert result.dtype == np.float32
+    np.testing.assert_allclose(result, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5, atol=1e-4)
