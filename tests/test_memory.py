@@ -88,7 +88,7 @@ def _data_address(array: np.ndarray) -> int:
     return array.__array_interface__["data"][0]
 
 
-LARGE = 1 << 21  # f32 elements: 8 MiB, above RECYCLE_MIN_BYTES
+LARGE = 1 << 21  # f32 elements: 8 MiB, well above RECYCLE_MIN_BYTES
 
 
 def test_a_dropped_large_result_lends_its_memory_to_the_next_call():

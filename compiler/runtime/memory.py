@@ -1,6 +1,6 @@
 """Memory reuse: large result arrays, and opt-in glibc malloc tuning.
 
-``result_array`` gives every program's large results (4 MiB and more) memory
+``result_array`` gives every program's large results (128 KiB and more) memory
 that earlier results freed: the Executable allocates results with it, so a
 program called repeatedly does not fault in fresh pages for its outputs.
 
@@ -54,10 +54,11 @@ def keep_freed_memory(*, trim_threshold: int = 1 << 40) -> bool:
 
 # -- large result arrays whose memory is reused --------------------------------------------
 
-# Results of at least this many bytes come from recycled blocks: a fresh large array costs a
+# Results of at least this many bytes come from recycled blocks (glibc hands freed blocks from
+# its mmap threshold up back to the kernel): a fresh large array costs a
 # page fault per 4 KiB (or zeroing and compacting 2 MiB huge pages) on first touch, which
 # made a 64 MiB all_gather step take 70-145 ms instead of 37-41 (bench_collectives.py).
-RECYCLE_MIN_BYTES = 4 * 1024 * 1024
+RECYCLE_MIN_BYTES = 128 * 1024
 RECYCLE_CAPACITY_BYTES = 512 * 1024 * 1024  # freed blocks kept for reuse, at most
 
 
