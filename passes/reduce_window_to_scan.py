@@ -13,15 +13,20 @@ Matched: one operand; every window dimension 1 except one, ``d``, whose window
 covers the whole axis and whose padding is (w - 1, 0) or (0, w - 1); no other
 padding, unit strides and dilations; a body that is one binary ``add``,
 ``multiply``, ``maximum``, ``minimum``, ``and``, ``or`` or ``xor`` of its two
-arguments; and an init value that is a constant equal to that op's identity.
+arguments, with an init value that is a constant equal to that op's identity,
+or any other scalar body (``cumlogsumexp``'s log-add-exp) whose init value
+``v`` is a constant with ``body(v, v)`` folding to ``v`` at compile time: the
+windows' padding elements then cannot change a result, and the scan starts
+from ``v`` as each window does.
 The running value is a scalar loop-carried value combined with the next
-element by the arith op of the body and stored into the result (scalar loads
+element by the arith op of the body (by the body inlined on 0-d tensors for
+other bodies) and stored into the result (scalar loads
 and stores after bufferization, no allocation); loops over the other
 dimensions enclose the scan, so no transpose or reshape copies anything.
 Along a dimension with ``ROW_SCAN_MIN`` or more elements after it (``cumsum``
 over axis 0 of a matrix), a scalar scan per column would read memory with the
 stride of a row; there the running value is the slab of the dimensions after
-it, combined with each slab of the operand by the body's op on tensors (read
+it, combined with each slab of the operand by the body on tensors (read
 in order, vectorized).
 f32/f64 and integers (bool included) are scanned; f16/bf16/f8 keep the window
 lowering. The order of the additions changes, which StableHLO allows (the
@@ -33,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from xhlo._mlir import arith, ir, scf, tensor
+from xhlo._mlir import arith, func, ir, scf, tensor
 from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, walk_ops
@@ -89,13 +94,46 @@ def match(op: ir.Operation) -> PrefixWindow | None:
         return None
     if padding[d] not in ((w - 1, 0), (0, w - 1)):
         return None
-    combiner = sh.region_combiner(op.regions[0])
-    elem = sh.element_type(init)
-    if combiner is None or _scalar_op(combiner, elem) is None:
-        return None
-    if not sh.is_identity(combiner, elem, sh.scalar_constant(init)):
+    if not _scans_from(op.regions[0], init):
         return None
     return PrefixWindow(d, reverse=padding[d] == (0, w - 1))
+
+
+def _scans_from(body: ir.Region, init: ir.Value) -> bool:
+    """Can a running reduction by ``body`` start from ``init`` and ignore the padding?"""
+    combiner = sh.region_combiner(body)
+    elem = sh.element_type(init)
+    if combiner is not None:
+        return _scalar_op(combiner, elem) is not None and sh.is_identity(combiner, elem, sh.scalar_constant(init))
+    if not isinstance(elem, ir.FloatType) or str(elem) not in ("f32", "f64") or sh.scalar_constant(init) is None:
+        return False
+    return _is_idempotent_at(body, init)
+
+
+def _is_idempotent_at(body: ir.Region, init: ir.Value) -> bool:
+    """Does ``body(init, init)`` fold to ``init`` (a 0-d constant)? Evaluated by lowering the
+    body, applied to the constant, to scalar arith/math ops and letting them fold."""
+    from xhlo.pipeline import build_pass_manager  # the pipeline imports this pass
+
+    element = sh.splat_element(init)
+    value = ir.DenseElementsAttr.get_splat(init.type, element)
+    with ir.Location.unknown():
+        probe = ir.Module.create()
+        with ir.InsertionPoint(probe.body):
+            function = func.FuncOp("probe", ([], [init.type]))
+            with ir.InsertionPoint(function.add_entry_block()):
+                constant = sh.create("stablehlo.constant", [], [init.type], {"value": value}).result
+                func.ReturnOp(sh.inline_region(body, [constant, constant]))
+    try:
+        build_pass_manager(_FOLD_PIPELINE).run(probe.operation)
+    except ir.MLIRError:
+        return False
+    folded = function.entry_block.operations[-1].operands[0].owner
+    return (isinstance(folded, (ir.Operation, ir.OpView)) and folded.name == "arith.constant"
+            and ir.DenseElementsAttr(folded.attributes["value"]).get_splat_value() == element)
+
+
+_FOLD_PIPELINE = "func.func(stablehlo-legalize-to-linalg),xhlo-scalarize-rank0-tensors,canonicalize"
 
 
 def _scalar_op(combiner: str, elem: ir.Type) -> str | None:
@@ -152,20 +190,35 @@ def _running(x: ir.Value, dim: int, outer_dims: list[int], start: ir.Value, reve
     return nest(outer_dims, [], tensor.EmptyOp(list(shape), sh.element_type(x)).result)
 
 
-def _scan(x: ir.Value, init: ir.Value, dim: int, reverse: bool, op_name: str) -> ir.Value:
-    """Running reduction of ``x`` along ``dim``: loops over the other dims, the scan innermost."""
+def _scan(x: ir.Value, init: ir.Value, dim: int, reverse: bool, combine) -> ir.Value:
+    """Running reduction of ``x`` along ``dim``: loops over the other dims, the scan innermost;
+    ``combine(running, element)`` on scalars of ``x``'s signless element type."""
     elem = sh.element_type(x)
     scalar = _signless(elem)
 
     def step(outer_ivs, position, carried, acc):
         indices = list(outer_ivs)
         indices.insert(dim, position)
-        element = _cast(tensor.ExtractOp(x, indices).result, scalar)
-        value = ir.Operation.create(f"arith.{op_name}", results=[scalar], operands=[acc, element]).result
+        value = combine(acc, _cast(tensor.ExtractOp(x, indices).result, scalar))
         return tensor.InsertOp(_cast(value, elem), carried, indices).result, value
 
     others = [i for i in range(len(sh.shape_of(x))) if i != dim]
     return _running(x, dim, others, _cast(tensor.ExtractOp(init, []).result, scalar), reverse, step)
+
+
+def _scalar_combine(body: ir.Region, elem: ir.Type):
+    """``combine`` for ``_scan``: the body's arith op, or the body inlined on 0-d tensors."""
+    combiner = sh.region_combiner(body)
+    if combiner is not None:
+        scalar = _signless(elem)
+        name = f"arith.{_scalar_op(combiner, elem)}"
+        return lambda acc, element: ir.Operation.create(name, results=[scalar], operands=[acc, element]).result
+
+    def inlined(acc, element):
+        result = sh.inline_region(body, [sh.tensor_of(acc), sh.tensor_of(element)])[0]
+        return tensor.ExtractOp(result, []).result
+
+    return inlined
 
 
 def _start(index: ir.Value) -> ir.Value:
@@ -173,7 +226,7 @@ def _start(index: ir.Value) -> ir.Value:
     return sh.tensor_of(arith.IndexCastOp(ir.IntegerType.get_signless(64), index).result)
 
 
-def _scan_rows(x: ir.Value, init: ir.Value, dim: int, reverse: bool, combiner: str) -> ir.Value:
+def _scan_rows(x: ir.Value, init: ir.Value, dim: int, reverse: bool, body: ir.Region) -> ir.Value:
     """Running reduction along ``dim`` one slab at a time: the running value is a tensor of
     the dimensions after ``dim``, combined with each slab by the body's op on tensors (it
     vectorizes, and reads memory in order); loops over the dimensions before ``dim``."""
@@ -183,20 +236,28 @@ def _scan_rows(x: ir.Value, init: ir.Value, dim: int, reverse: bool, combiner: s
 
     def step(outer_ivs, position, carried, acc):
         starts = [_start(i) for i in outer_ivs] + [_start(position)] + [zero] * len(inner)
-        value = sh.binary(combiner, acc, sh.reshape(sh.dynamic_slice(x, starts, slab), inner))
+        value = _combine_tensors(body, acc, sh.reshape(sh.dynamic_slice(x, starts, slab), inner))
         return sh.dynamic_update_slice(carried, sh.reshape(value, slab), starts), value
 
     return _running(x, dim, list(range(dim)), sh.broadcast_in_dim(init, inner, []), reverse, step)
 
 
-def _lower(op: ir.Operation, window: PrefixWindow, op_name: str) -> None:
+def _combine_tensors(body: ir.Region, acc: ir.Value, slab: ir.Value) -> ir.Value:
+    combiner = sh.region_combiner(body)
+    if combiner is not None:
+        return sh.binary(combiner, acc, slab)
+    return sh.apply_region_elementwise(body, [acc], [slab])[0]
+
+
+def _lower(op: ir.Operation, window: PrefixWindow) -> None:
     x, init = op.operands
+    body = op.regions[0]
     inner = math.prod(sh.shape_of(x)[window.dim + 1 :])
     with ir.InsertionPoint(op), op.location:
         if inner >= ROW_SCAN_MIN:
-            result = _scan_rows(x, init, window.dim, window.reverse, sh.region_combiner(op.regions[0]))
+            result = _scan_rows(x, init, window.dim, window.reverse, body)
         else:
-            result = _scan(x, init, window.dim, window.reverse, op_name)
+            result = _scan(x, init, window.dim, window.reverse, _scalar_combine(body, sh.element_type(x)))
     op.results[0].replace_all_uses_with(result)
     op.erase()
 
@@ -211,4 +272,4 @@ class ReduceWindowToScan(ModulePass):
         for op in walk_ops(module, "stablehlo.reduce_window"):
             window = match(op)
             if window is not None:
-                _lower(op, window, _scalar_op(sh.region_combiner(op.regions[0]), sh.element_type(op.operands[1])))
+                _lower(op, window)

@@ -139,3 +139,50 @@ def test_slab_scan_of_integers(dtype, op, init):
     np.testing.assert_array_equal(exe(x), expected)
     assert "stablehlo.dynamic_update_slice" in exe.ir("xhlo-stablehlo-prepare")  # whole slabs per step
 
+
+
+def logaddexp_module(shape, dim: int, init: str = "0xFF800000", reverse=False) -> str:
+    """JAX's ``cumlogsumexp``: a prefix window whose body is log-add-exp, from -inf."""
+    n, t, s = shape[dim], _t(shape, np.float32), _t((), np.float32)
+    windows = [n if i == dim else 1 for i in range(len(shape))]
+    padding = [([0, n - 1] if reverse else [n - 1, 0]) if i == dim else [0, 0] for i in range(len(shape))]
+    return f"""func.func @main(%x: {t}) -> {t} {{
+  %init = stablehlo.constant dense<{init}> : {s}
+  %0 = "stablehlo.reduce_window"(%x, %init) <{{padding = dense<{padding}> : tensor<{len(shape)}x2xi64>,
+        window_dimensions = array<i64: {', '.join(map(str, windows))}>}}> ({{
+  ^bb0(%a: {s}, %b: {s}):
+    %m = stablehlo.maximum %a, %b : {s}
+    %d = stablehlo.subtract %a, %b : {s}
+    %isnan = stablehlo.compare NE, %d, %d, FLOAT : ({s}, {s}) -> tensor<i1>
+    %sum = stablehlo.add %a, %b : {s}
+    %abs = stablehlo.abs %d : {s}
+    %neg = stablehlo.negate %abs : {s}
+    %e = stablehlo.exponential %neg : {s}
+    %l = stablehlo.log_plus_one %e : {s}
+    %r0 = stablehlo.add %m, %l : {s}
+    %r = stablehlo.select %isnan, %sum, %r0 : tensor<i1>, {s}
+    stablehlo.return %r : {s}
+  }}) : ({t}, {s}) -> {t}
+  return %0 : {t}
+}}"""
+
+
+@pytest.mark.parametrize("shape,dim,reverse", [((300,), 0, False), ((6, 50), 1, True), ((40, 16), 0, False)])
+def test_log_add_exp_scan(shape, dim, reverse):
+    """A body that is no single op scans when body(init, init) folds to init: -inf here."""
+    x = RNG.standard_normal(shape).astype(np.float32) * 3
+    exe = xhlo.compile(logaddexp_module(shape, dim, reverse=reverse))
+    assert _scanned(exe)
+    flip = (lambda a: np.flip(a, dim)) if reverse else (lambda a: a)
+    expected = flip(np.logaddexp.accumulate(flip(x.astype(np.float64)), axis=dim))
+    np.testing.assert_allclose(exe(x), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_a_body_that_padding_changes_keeps_the_window_lowering():
+    """From init 0.0, log-add-exp of two paddings is log 2, not 0: every window counts them."""
+    module = logaddexp_module((6,), 0, init="0.0")
+    x = RNG.standard_normal(6).astype(np.float32)
+    exe = xhlo.compile(module)
+    assert not _scanned(exe)
+    (expected,) = reference.evaluate(module, x)
+    np.testing.assert_allclose(exe(x), expected, rtol=1e-6)

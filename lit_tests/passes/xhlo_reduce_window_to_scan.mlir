@@ -104,3 +104,57 @@ func.func @cumsum_rows(%x: tensor<6x16xf32>) -> tensor<6x16xf32> {
   }) : (tensor<6x16xf32>, tensor<f32>) -> tensor<6x16xf32>
   return %0 : tensor<6x16xf32>
 }
+
+// -----
+
+// A body of several ops (JAX's cumlogsumexp) scans when body(init, init) folds to
+// init (-inf): the body is inlined on 0-d tensors of the running value and the element.
+// CHECK-LABEL: func.func @cumlogsumexp
+// CHECK: scf.for
+// CHECK: %[[V:.*]] = tensor.extract %{{.*}} : tensor<5xf32>
+// CHECK: %[[E:.*]] = tensor.from_elements %[[V]] : tensor<f32>
+// CHECK: stablehlo.exponential
+// CHECK: stablehlo.log_plus_one
+// CHECK: %[[R:.*]] = stablehlo.select
+// CHECK: tensor.extract %[[R]][] : tensor<f32>
+// CHECK-NOT: stablehlo.reduce_window
+func.func @cumlogsumexp(%x: tensor<5xf32>) -> tensor<5xf32> {
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[4, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 5>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    %d = stablehlo.subtract %a, %b : tensor<f32>
+    %isnan = stablehlo.compare NE, %d, %d, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %sum = stablehlo.add %a, %b : tensor<f32>
+    %abs = stablehlo.abs %d : tensor<f32>
+    %neg = stablehlo.negate %abs : tensor<f32>
+    %e = stablehlo.exponential %neg : tensor<f32>
+    %l = stablehlo.log_plus_one %e : tensor<f32>
+    %r0 = stablehlo.add %m, %l : tensor<f32>
+    %r = stablehlo.select %isnan, %sum, %r0 : tensor<i1>, tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<5xf32>, tensor<f32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+// From 0.0, log-add-exp of two padding elements is log 2: the padding changes every
+// window, so the window lowering stays.
+// CHECK-LABEL: func.func @padding_counts
+// CHECK: stablehlo.reduce_window
+func.func @padding_counts(%x: tensor<5xf32>) -> tensor<5xf32> {
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[4, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 5>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    %d = stablehlo.subtract %a, %b : tensor<f32>
+    %abs = stablehlo.abs %d : tensor<f32>
+    %neg = stablehlo.negate %abs : tensor<f32>
+    %e = stablehlo.exponential %neg : tensor<f32>
+    %l = stablehlo.log_plus_one %e : tensor<f32>
+    %r = stablehlo.add %m, %l : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<5xf32>, tensor<f32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
