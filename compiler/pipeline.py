@@ -116,7 +116,9 @@ STAGES: tuple[Stage, ...] = (
         (
             "xhlo-prepare-gemms{im2col=false}",
             # fusion takes single-use producers: a broadcast gets a copy per reader
-            "xhlo-clone-broadcasts",
+            "xhlo-clone-cheap-producers",
+            # a gather's operand computed where the gather reads it
+            "xhlo-fuse-producers-into-extracts",
             "func.func(linalg-fuse-elementwise-ops)",
             # again: fusion folds reshapes next to a contraction back into a generic
             "xhlo-prepare-gemms",

@@ -1,6 +1,6 @@
-"""xhlo-clone-broadcasts: a broadcast read by several ops is fused into each reader
-instead of being written out at full size. Checked against numpy, with the
-stage IR showing no full-size broadcast left."""
+"""xhlo-clone-cheap-producers: a broadcast or a cheap elementwise op read by several ops
+is fused into each reader instead of being written out at full size. Checked
+against numpy, with the stage IR showing no full-size intermediate left."""
 
 from __future__ import annotations
 
@@ -44,9 +44,38 @@ def test_without_the_pass_the_broadcast_is_written_out():
     linalg = xhlo.compile(SRC, cache=False).ir("xhlo-stablehlo-to-linalg")
     for pipeline, expected in [
         ("builtin.module(func.func(linalg-fuse-elementwise-ops))", 1),
-        ("builtin.module(xhlo-clone-broadcasts, func.func(linalg-fuse-elementwise-ops))", 0),
+        ("builtin.module(xhlo-clone-cheap-producers, func.func(linalg-fuse-elementwise-ops))", 0),
     ]:
         with new_context(), ir.Location.unknown():
             module = ir.Module.parse(linalg)
             build_pass_manager(pipeline).run(module.operation)
             assert _broadcast_loops(str(module)) == expected, pipeline
+
+
+# A layer norm's centred input: x - mean is read by the variance (a reduction) and by the
+# normalized output (elementwise).
+CENTRED = """func.func @main(%x: tensor<256x512xf32>) -> tensor<256x512xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.constant dense<512.0> : tensor<256xf32>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<256x512xf32>, tensor<f32>) -> tensor<256xf32>
+  %mean = stablehlo.divide %sum, %n : tensor<256xf32>
+  %mb = stablehlo.broadcast_in_dim %mean, dims = [0] : (tensor<256xf32>) -> tensor<256x512xf32>
+  %c = stablehlo.subtract %x, %mb : tensor<256x512xf32>
+  %sq = stablehlo.multiply %c, %c : tensor<256x512xf32>
+  %ss = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<256x512xf32>, tensor<f32>) -> tensor<256xf32>
+  %var = stablehlo.divide %ss, %n : tensor<256xf32>
+  %r = stablehlo.rsqrt %var : tensor<256xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<256xf32>) -> tensor<256x512xf32>
+  %y = stablehlo.multiply %c, %rb : tensor<256x512xf32>
+  return %y : tensor<256x512xf32>
+}"""
+
+
+def test_centred_input_is_recomputed_by_each_reader():
+    x = np.random.default_rng(1).standard_normal((256, 512)).astype(np.float32) * 3 + 1
+    exe = xhlo.compile(CENTRED, cache=False)
+    centred = x.astype(np.float64) - x.mean(1, keepdims=True, dtype=np.float64)
+    expected = centred / np.sqrt((centred**2).mean(1, keepdims=True))
+    np.testing.assert_allclose(exe(x), expected, rtol=2e-5, atol=2e-5)
+    fused = exe.ir("xhlo-fuse-and-vectorize")
+    assert fused.count("tensor.empty() : tensor<256x512xf32>") == 1  # the result only

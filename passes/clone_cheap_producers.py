@@ -1,0 +1,126 @@
+"""xhlo-clone-cheap-producers: cheap elementwise producers get a copy per linalg reader.
+
+Upstream's elementwise fusion fuses a producer only into its one user, so a
+broadcast read twice (the factor of a complex product, a bias added in two
+places) or a centred input ``x - mean`` read by a variance and by the output
+of a layer norm is written out at full size and read back by each reader.
+XLA duplicates such producers into each of its fusions; this pass does the
+same before ``linalg-fuse-elementwise-ops``: each linalg reader gets its own
+copy, which fusion folds into it, so the full-size buffer and two passes over
+memory per reader go.
+
+Copied: a ``linalg.generic`` with parallel loops only, one result, and a body
+of at most ``MAX_BODY_OPS`` ``arith`` ops (a broadcast has none) reading no
+i1 tensor (which keeps its readers scalar), for each
+reader that reads it as an input and iterates no more times than it has
+elements (broadcasts: any reader; they compute nothing). Producers read more
+than ``MAX_READERS`` times stay shared, which bounds the growth of chains of
+copies (readers are copied first, so a producer sees their copies). Runs just
+before ``linalg-fuse-elementwise-ops``; no CSE may run in between (it would
+merge the copies back).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from xhlo._mlir import ir
+
+from .base import ModulePass, defining_op, op_name, walk_ops
+
+MAX_BODY_OPS = 4  # arith ops a copied producer repeats per reader (a centred, scaled input)
+MAX_READERS = 4
+
+
+def _n_loops(op: ir.Operation) -> int:
+    return len(op.attributes["iterator_types"])
+
+
+def _body_ops(op: ir.Operation) -> list[ir.Operation]:
+    return [o.operation for o in op.regions[0].blocks[0].operations][:-1]
+
+
+def _copyable(op: ir.Operation) -> bool:
+    """One result, every loop parallel, a body of a few arith ops that ignores its output."""
+    if len(op.results) != 1:
+        return False
+    if any("parallel" not in str(it) for it in op.attributes["iterator_types"]):
+        return False
+    body = _body_ops(op)
+    if len(body) > MAX_BODY_OPS or any(not o.name.startswith("arith.") for o in body):
+        return False
+    if body and any(_is_bool_tensor(v.type) for v in op.operands):
+        return False  # i1 tensors keep their readers scalar (xhlo-vectorize): keep that in one place
+    return not list(op.regions[0].blocks[0].arguments[-1].uses)
+
+
+def _is_bool_tensor(t: ir.Type) -> bool:
+    return isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).element_type == ir.IntegerType.get_signless(1)
+
+
+def _is_broadcast(op: ir.Operation) -> bool:
+    return not _body_ops(op) and any(
+        ir.RankedTensorType(v.type).rank < ir.RankedTensorType(op.results[0].type).rank
+        for v in op.operands[:-1] if isinstance(v.type, ir.RankedTensorType))
+
+
+def _iterations(op: ir.Operation) -> int | None:
+    ranges: dict[int, int] = {}
+    for attr, value in zip(op.attributes["indexing_maps"], op.operands):
+        if isinstance(value.type, ir.RankedTensorType):
+            for expr, size in zip(ir.AffineMapAttr(attr).value.results, ir.RankedTensorType(value.type).shape):
+                if isinstance(expr, ir.AffineDimExpr):
+                    ranges[ir.AffineDimExpr(expr).position] = size
+    if len(ranges) != _n_loops(op) or any(size < 0 for size in ranges.values()):
+        return None
+    return math.prod(ranges.values())
+
+
+def _readers(op: ir.Operation) -> list | None:
+    """The uses of ``op``'s result to give copies: every one, when each reader is a linalg op
+    and (unless ``op`` is a broadcast) an input of a linalg.generic that fusion takes it
+    into without repeating its work; None otherwise."""
+    uses = list(op.results[0].uses)
+    if _is_broadcast(op):
+        return uses if all(op_name(u.owner).startswith("linalg.") for u in uses) else None
+    if len(uses) > MAX_READERS:
+        return None
+    elements = math.prod(ir.RankedTensorType(op.results[0].type).shape)
+    for use in uses:
+        reader = use.owner
+        if reader.name != "linalg.generic" or use.operand_number >= len(reader.operands) - len(reader.results):
+            return None
+        iterations = _iterations(reader)
+        if iterations is None or iterations > elements:
+            return None
+    return uses
+
+
+def _clone_for(op: ir.Operation, user_operand) -> None:
+    """A copy of ``op`` (and of its ``tensor.empty`` init) right before ``op``, for one reader."""
+    init = defining_op(op.operands[-1], "tensor.empty")
+    with ir.InsertionPoint(op):
+        fresh_init = init.clone() if init is not None else None  # before the clone: it dominates
+        clone = op.clone()
+    if fresh_init is not None:
+        clone.operands[len(clone.operands) - 1] = fresh_init.results[0]
+    user_operand.owner.operands[user_operand.operand_number] = clone.results[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class CloneCheapProducers(ModulePass):
+    """Give every linalg reader of a broadcast or cheap elementwise op its own copy, so
+    fusion takes it."""
+
+    NAME = "xhlo-clone-cheap-producers"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in reversed(walk_ops(module, "linalg.generic")):  # readers before producers
+            if not _copyable(op):
+                continue
+            uses = _readers(op)
+            if uses is None or len(uses) < 2:
+                continue
+            for use in uses[1:]:
+                _clone_for(op, use)

@@ -1,0 +1,140 @@
+"""xhlo-fuse-producers-into-extracts: elementwise producers computed where a gather reads them.
+
+A gather lowers to a ``linalg.generic`` whose body reads its operand with
+``tensor.extract``. ``linalg-fuse-elementwise-ops`` fuses only operands read
+through indexing maps, so an elementwise producer of the gathered tensor is
+computed whole and stored before a few of its elements are read: a
+cross-entropy over integer labels wrote the full 4096x1000 ``log_softmax``
+to read 4096 of its values (XLA computes only those). This pass replaces
+such an extract with the producer's body applied to extracts of the
+producer's inputs at the same position (through the producer's indexing
+maps), so the producer dies when nothing else reads it, and its own
+producers can follow the same way.
+
+Fused: a ``tensor.extract`` directly in the body of a ``linalg.generic``
+that iterates no more times than the producer has elements (recomputing is
+then no more work than computing it all); the producer a ``linalg.generic``
+with parallel iterators only, identity output maps, inputs read through
+dimensions and constants, and a body without regions that does not read its
+outputs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from xhlo._mlir import arith, ir, tensor
+
+from .base import ModulePass, defining_op, walk_ops
+
+
+def _maps(op: ir.Operation) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+
+
+def _iterations(op: ir.Operation) -> int | None:
+    """How many times a static-shaped linalg.generic runs its body."""
+    ranges: dict[int, int] = {}
+    for amap, value in zip(_maps(op), op.operands):
+        if not isinstance(value.type, ir.RankedTensorType):
+            continue
+        for expr, size in zip(amap.results, ir.RankedTensorType(value.type).shape):
+            if isinstance(expr, ir.AffineDimExpr):
+                ranges[ir.AffineDimExpr(expr).position] = size
+    n_loops = len(op.attributes["iterator_types"])
+    if len(ranges) != n_loops or any(size < 0 for size in ranges.values()):
+        return None
+    return math.prod(ranges.values())
+
+
+def _fusible_producer(op: ir.Operation) -> bool:
+    iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if any("parallel" not in it for it in iterators):
+        return False
+    maps = _maps(op)
+    n_inputs = len(op.operands) - len(op.results)
+    if any(m != ir.AffineMap.get_minor_identity(len(iterators), len(iterators)) for m in maps[n_inputs:]):
+        return False
+    if any(not isinstance(e, (ir.AffineDimExpr, ir.AffineConstantExpr)) for m in maps[:n_inputs] for e in m.results):
+        return False
+    block = op.regions[0].blocks[0]
+    if any(len(inner.regions) for inner in block.operations):
+        return False  # nested ops would keep reading the producer's block (scf.if of a concatenate)
+    return all(not list(arg.uses) for arg in block.arguments[n_inputs:])
+
+
+def _position(expr: ir.AffineExpr, indices: list[ir.Value]) -> ir.Value:
+    if isinstance(expr, ir.AffineDimExpr):
+        return indices[ir.AffineDimExpr(expr).position]
+    return arith.ConstantOp(ir.IndexType.get(), ir.AffineConstantExpr(expr).value).result
+
+
+def _fuse(extract: ir.Operation, producer: ir.Operation) -> None:
+    """Replace ``extract`` (of a result of ``producer``) by the producer's body at its indices."""
+    indices = list(extract.operands[1:])
+    n_inputs = len(producer.operands) - len(producer.results)
+    block = producer.regions[0].blocks[0]
+    mapping: dict = {}
+    with ir.InsertionPoint(extract), extract.location:
+        for value, amap, arg in zip(producer.operands[:n_inputs], _maps(producer), block.arguments):
+            if isinstance(value.type, ir.RankedTensorType):
+                at = [_position(e, indices) for e in amap.results]
+                mapping[arg] = tensor.ExtractOp(value, at).result
+            else:
+                mapping[arg] = value
+        yielded = None
+        for inner in block.operations:
+            inner = inner.operation
+            if inner.name == "linalg.yield":
+                yielded = [mapping.get(v, v) for v in inner.operands]
+                break
+            if inner.name == "linalg.index":
+                mapping[inner.results[0]] = indices[ir.IntegerAttr(inner.attributes["dim"]).value]
+                continue
+            clone = inner.clone()
+            for i, operand in enumerate(clone.operands):
+                if operand in mapping:
+                    clone.operands[i] = mapping[operand]
+            for old, new in zip(inner.results, clone.results):
+                mapping[old] = new
+    extract.results[0].replace_all_uses_with(yielded[ir.OpResult(extract.operands[0]).result_number])
+    extract.erase()
+    if all(not list(r.uses) for r in producer.results):
+        producer.erase()
+
+
+def _candidate(extract: ir.Operation) -> ir.Operation | None:
+    """The producer to fuse into ``extract``, if it qualifies."""
+    consumer = extract.parent
+    if consumer is None or consumer.name != "linalg.generic":
+        return None
+    producer = defining_op(extract.operands[0], "linalg.generic")
+    if producer is None or not _fusible_producer(producer):
+        return None
+    iterations = _iterations(consumer)
+    elements = math.prod(ir.RankedTensorType(extract.operands[0].type).shape)
+    return producer if iterations is not None and iterations <= elements else None
+
+
+@dataclasses.dataclass(frozen=True)
+class FuseProducersIntoExtracts(ModulePass):
+    """Compute elementwise linalg.generic producers inside the gathers (tensor.extract in a
+    linalg.generic body) that read them, instead of materializing them."""
+
+    NAME = "xhlo-fuse-producers-into-extracts"
+
+    def run(self, module: ir.Operation) -> None:
+        while self._fuse_one(module):  # the new extracts may read fusible producers in turn
+            pass
+
+    @staticmethod
+    def _fuse_one(module: ir.Operation) -> bool:
+        """Fuse the first candidate found; the walk restarts after it, since erasing a
+        producer erases the extracts of its body with it."""
+        for extract in walk_ops(module, "tensor.extract"):
+            producer = _candidate(extract)
+            if producer is not None:
+                _fuse(extract, producer)
+                return True
+        return False
