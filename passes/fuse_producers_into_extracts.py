@@ -8,14 +8,16 @@ cross-entropy over integer labels wrote the full 4096x1000 ``log_softmax``
 to read 4096 of its values (XLA computes only those). This pass replaces
 such an extract with the producer's body applied to extracts of the
 producer's inputs at the same position (through the producer's indexing
-maps), so the producer dies when nothing else reads it, and its own
-producers can follow the same way.
+maps), so the producer dies, and its own producers can follow the same way
+(``xhlo-clone-cheap-producers`` has given cheap ones a copy per reader).
 
-Fused: a ``tensor.extract`` directly in the body of a ``linalg.generic``
+Fused: the one reader of a producer, a ``tensor.extract`` directly in the
+body of a ``linalg.generic``
 that iterates no more times than the producer has elements (recomputing is
-then no more work than computing it all); the producer a ``linalg.generic``
-with parallel iterators only, identity output maps, inputs read through
-dimensions and constants, and a body without regions that does not read its
+then no more work than computing it all) and whose body stays within
+``MAX_BODY_OPS``; the producer a ``linalg.generic`` with parallel iterators
+only, identity output maps, inputs read through dimensions and constants,
+and a body without regions or gathers of its own that does not read its
 outputs.
 """
 
@@ -27,6 +29,10 @@ import math
 from xhlo._mlir import arith, ir, tensor
 
 from .base import ModulePass, defining_op, walk_ops
+
+# Ops a gather's body may grow to: producers that read one input twice (x * x) copy its
+# producers twice, so a deep chain of them would grow exponentially.
+MAX_BODY_OPS = 64
 
 
 def _maps(op: ir.Operation) -> list[ir.AffineMap]:
@@ -61,6 +67,8 @@ def _fusible_producer(op: ir.Operation) -> bool:
     block = op.regions[0].blocks[0]
     if any(len(inner.regions) for inner in block.operations):
         return False  # nested ops would keep reading the producer's block (scf.if of a concatenate)
+    if any(inner.operation.name == "tensor.extract" for inner in block.operations):
+        return False  # a gather itself: chains of them (a binary search) would nest without end
     return all(not list(arg.uses) for arg in block.arguments[n_inputs:])
 
 
@@ -111,6 +119,11 @@ def _candidate(extract: ir.Operation) -> ir.Operation | None:
         return None
     producer = defining_op(extract.operands[0], "linalg.generic")
     if producer is None or not _fusible_producer(producer):
+        return None
+    if sum(len(list(result.uses)) for result in producer.results) != 1:
+        return None  # read elsewhere too: it stays, and a copy would repeat its work
+    grown = len(consumer.regions[0].blocks[0].operations) + len(producer.regions[0].blocks[0].operations)
+    if grown > MAX_BODY_OPS:
         return None
     iterations = _iterations(consumer)
     elements = math.prod(ir.RankedTensorType(extract.operands[0].type).shape)

@@ -124,3 +124,34 @@ func.func @producer_with_regions(%a: tensor<8xf32>, %b: tensor<8xf32>, %idx: ten
   } -> tensor<4xf32>
   return %g : tensor<4xf32>
 }
+
+// -----
+
+// A producer read elsewhere too stays whole, and the gather reads it: a copy in the
+// gather would repeat its work (chains of index updates in a binary search would
+// copy each other over and over).
+// CHECK-LABEL: func.func @producer_read_twice
+// CHECK: %[[T:.*]] = linalg.generic
+// CHECK: math.exp
+// CHECK: linalg.generic
+// CHECK: tensor.extract %[[T]]
+// CHECK-NOT: math.exp
+// CHECK: return
+#id1 = affine_map<(d0) -> (d0)>
+func.func @producer_read_twice(%x: tensor<64xf32>, %idx: tensor<8xindex>) -> (tensor<8xf32>, tensor<64xf32>) {
+  %e = tensor.empty() : tensor<64xf32>
+  %t = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%x : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %s = math.exp %a : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %e1 = tensor.empty() : tensor<8xf32>
+  %g = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%idx : tensor<8xindex>) outs(%e1 : tensor<8xf32>) {
+  ^bb0(%i: index, %out: f32):
+    %v = tensor.extract %t[%i] : tensor<64xf32>
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  return %g, %t : tensor<8xf32>, tensor<64xf32>
+}
