@@ -71,6 +71,15 @@ def _cases() -> list[Case]:
     def per_example_grads(w, xs, ys):  # vmap(grad): a batched outer product, transposed
         return jax.vmap(jax.grad(lambda w, x, y: ((jnp.tanh(x @ w) - y) ** 2).sum()), in_axes=(None, 0, 0))(w, xs, ys)
 
+    def cross_entropy(logits, labels):  # reads 4096 of the log-probabilities
+        return -jnp.take_along_axis(jax.nn.log_softmax(logits), labels[:, None], 1).mean()
+
+    def layernorm_grad(x, g):  # x - mean and its scaled forms read by several reductions
+        def layernorm(x):
+            centred = x - x.mean(-1, keepdims=True)
+            return (centred * lax.rsqrt(x.var(-1, keepdims=True) + 1e-5) * g).sum()
+        return jax.grad(layernorm)(x)
+
     seed = np.array([0, 42], np.uint32)
     return [
         Case("lu_factor 256", lambda a: jsl.lu_factor(a)[0], lambda: (_normal(256, 256),), 1e-3, 1e-3),
@@ -135,6 +144,15 @@ def _cases() -> list[Case]:
              lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"),
                                                    feature_group_count=4),
              lambda: (_normal(8, 56, 56, 64), _normal(3, 3, 16, 64) * 0.05), 1e-3, 1e-3),
+        Case("convolve 1M with 64", lambda a, k: jnp.convolve(a, k, mode="same"),
+             lambda: (_normal(1 << 20), _normal(64)), 1e-3, 1e-3),
+        Case("cumlogsumexp 1024x1024", lambda x: lax.cumlogsumexp(x, 1), lambda: (_normal(1024, 1024),), 1e-4, 1e-4),
+        Case("cross-entropy int labels 4096x1000", cross_entropy,
+             lambda: (_normal(4096, 1000), _ints(0, 1000, 4096)), 1e-4, 1e-4),
+        Case("layernorm grad 4096x1024", layernorm_grad, lambda: (_normal(4096, 1024), _normal(1024)), 1e-3, 1e-3),
+        Case("bf16 matmul f32 result 1024", lambda a, b: jnp.matmul(a, b, preferred_element_type=jnp.float32),
+             lambda: (_normal(1024, 1024, dtype=ml_dtypes.bfloat16), _normal(1024, 1024, dtype=ml_dtypes.bfloat16)),
+             1e-2, 1e-2),
         Case("conv1d NWC 8x4096x64 k5",
              lambda x, w: lax.conv_general_dilated(x, w, (1,), "SAME", dimension_numbers=("NWC", "WIO", "NWC")),
              lambda: (_normal(8, 4096, 64), _normal(5, 64, 64) * 0.05), 1e-3, 1e-3),

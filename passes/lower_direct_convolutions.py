@@ -18,6 +18,14 @@ computes them, on buffers, as register-blocked vector loops:
   is read where it lies. A row's last partial block overlaps the one before
   when the output starts at zero, so the kernel is emitted once.
 
+A convolution of one input channel and one feature (``jnp.convolve``, a filter
+over a grey image) at unit width stride is vectorized along the output row
+instead: a loop over all blocks of 64 output pixels of all rows (on the thread
+pool, so one long row uses every core) keeps 4 vectors of 16 neighbouring
+pixels' sums; each tap loads 4 vectors of neighbouring image pixels and
+multiplies them by its weight. A row's last pixels (fewer than 64) take
+single vectors, then scalar code.
+
 A tagged +0.0 fill of the output before the convolution is dropped (the sums
 start at zero); otherwise they start from the output.
 """
@@ -75,6 +83,9 @@ class _Emitter:
         self.vector_type = ir.VectorType.get([_LANES], ir.F32Type.get())
 
     def emit(self) -> None:
+        if self.conv.window[2] == 1 and self.conv.out_shape[3] == 1:
+            _LaneEmitter(self.conv).emit()
+            return
         c = self.conv
         n, oh, ow, f = c.out_shape
         rows = scf.ForOp(index_constant(0), index_constant(n * oh), index_constant(1))
@@ -140,6 +151,116 @@ class _Emitter:
                 vector.store(tap_rows.results[p * vectors + v], c.out, [image_index, out_row, o, fv])
 
 
+def _without_unit_channels(value: ir.Value) -> ir.Value:
+    """An NHWC buffer of one channel as its N x H x W view (the same memory)."""
+    t = ir.MemRefType(value.type)
+    layout = None  # an identity layout stays one
+    if not (isinstance(t.layout, ir.AffineMapAttr) and ir.AffineMapAttr(t.layout).value == ir.AffineMap.get_identity(4)):
+        strides, offset = t.get_strides_and_offset()
+        layout = ir.StridedLayoutAttr.get(offset, strides[:3])
+    view = ir.MemRefType.get(t.shape[:3], t.element_type, layout, t.memory_space)
+    return memref.collapse_shape(view, value, [[0], [1], [2, 3]])
+
+
+class _LaneEmitter:
+    """A convolution of one input channel and one feature (``jnp.convolve``, a filter
+    over a grey image), at unit width stride: each vector holds 16 neighbouring output
+    pixels, and each filter tap multiplies 16 neighbouring image pixels by its weight."""
+
+    VECTORS = 4  # sums in registers per block: 64 output pixels
+
+    def __init__(self, conv: _Conv):
+        self.conv = conv
+        self.vector_type = ir.VectorType.get([_LANES], ir.F32Type.get())
+        self.image, self.out = _without_unit_channels(conv.image), _without_unit_channels(conv.out)
+
+    def emit(self) -> None:
+        n, oh, ow, _ = self.conv.out_shape
+        width = _LANES * self.VECTORS
+        full = ow // width
+        if full:  # every block of every row, in one loop the thread pool shares out
+            blocks = scf.ForOp(index_constant(0), index_constant(n * oh * full), index_constant(1))
+            blocks.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
+            with ir.InsertionPoint(blocks.body):
+                row = arith.divui(blocks.induction_variable, index_constant(full))
+                first_pixel = _mul(arith.remui(blocks.induction_variable, index_constant(full)), width)
+                self._block(row, first_pixel, self.VECTORS)
+                scf.yield_([])
+        vectors, tail = divmod(ow - full * width, _LANES)
+        if vectors or tail:
+            rows = scf.ForOp(index_constant(0), index_constant(n * oh), index_constant(1))
+            rows.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
+            with ir.InsertionPoint(rows.body):
+                if vectors:
+                    self._block(rows.induction_variable, index_constant(full * width), vectors)
+                pixels = scf.ForOp(index_constant(ow - tail), index_constant(ow), index_constant(1))
+                with ir.InsertionPoint(pixels.body):
+                    self._pixel(rows.induction_variable, pixels.induction_variable)
+                    scf.yield_([])
+                scf.yield_([])
+
+    def _position(self, row: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """(image, output row) of flattened row ``row``."""
+        oh = self.conv.out_shape[1]
+        return arith.divui(row, index_constant(oh)), arith.remui(row, index_constant(oh))
+
+    def _taps(self, image_index: ir.Value, out_row: ir.Value, start: list[ir.Value], read) -> list[ir.Value]:
+        """``start`` plus, over the window, each weight times ``read(in_row, tap_offset)``
+        (one value per sum: vectors of neighbouring pixels, or one pixel)."""
+        c = self.conv
+        kh, kw, _ = c.window
+        (sh, _), (dh, dw) = c.strides, c.dilations
+        tap_rows = scf.ForOp(index_constant(0), index_constant(kh), index_constant(1), start)
+        with ir.InsertionPoint(tap_rows.body):
+            in_row = _add(_mul(out_row, sh), _mul(tap_rows.induction_variable, dh))
+            taps = scf.ForOp(index_constant(0), index_constant(kw), index_constant(1), list(tap_rows.inner_iter_args))
+            with ir.InsertionPoint(taps.body):
+                zero = index_constant(0)
+                weight = memref.load(c.filt, [tap_rows.induction_variable, taps.induction_variable, zero, zero])
+                values = read(in_row, _mul(taps.induction_variable, dw))
+                scf.yield_([_fma(v, weight, total) for v, total in zip(values, taps.inner_iter_args)])
+            scf.yield_(list(taps.results))
+        return list(tap_rows.results)
+
+    def _block(self, row: ir.Value, first_pixel: ir.Value, vectors: int) -> None:
+        """``vectors`` x 16 output pixels from ``first_pixel`` of output row ``row``."""
+        image_index, out_row = self._position(row)
+        firsts = [_add(first_pixel, index_constant(v * _LANES)) if v else first_pixel for v in range(vectors)]
+        if self.conv.zero_start:
+            zero = arith.constant(self.vector_type, ir.DenseElementsAttr.get_splat(
+                self.vector_type, ir.FloatAttr.get(ir.F32Type.get(), 0.0)))
+            start = [zero] * vectors
+        else:
+            start = [vector.load(self.vector_type, self.out, [image_index, out_row, w]) for w in firsts]
+
+        def read(in_row, offset):
+            return [vector.load(self.vector_type, self.image, [image_index, in_row, _add(w, offset)]) for w in firsts]
+
+        for total, w in zip(self._taps(image_index, out_row, start, read), firsts):
+            vector.store(total, self.out, [image_index, out_row, w])
+
+    def _pixel(self, row: ir.Value, pixel: ir.Value) -> None:
+        """One output pixel (of a row's last, fewer than 16)."""
+        image_index, out_row = self._position(row)
+        if self.conv.zero_start:
+            start = arith.constant(ir.F32Type.get(), 0.0)
+        else:
+            start = memref.load(self.out, [image_index, out_row, pixel])
+
+        def read(in_row, offset):
+            return [memref.load(self.image, [image_index, in_row, _add(pixel, offset)])]
+
+        total = self._taps(image_index, out_row, [start], read)[0]
+        memref.store(total, self.out, [image_index, out_row, pixel])
+
+
+def _fma(value: ir.Value, weight: ir.Value, total: ir.Value) -> ir.Value:
+    """``total + value * weight``, for a vector of pixels or one pixel."""
+    if isinstance(value.type, ir.VectorType):
+        return vector.fma(value, vector.broadcast(value.type, weight), total)
+    return arith.addf(total, arith.mulf(value, weight))
+
+
 @dataclasses.dataclass(frozen=True)
 class LowerDirectConvolutions(ModulePass):
     """Convolutions tagged xhlo.direct_conv -> register-blocked vector loops over the image."""
@@ -157,6 +278,9 @@ class LowerDirectConvolutions(ModulePass):
         image, filt, out = op.operands
         if not (_unit_stride_rows(filt) and _unit_stride_rows(out)):
             return  # left to convert-linalg-to-loops
+        if ir.MemRefType(filt.type).shape[2:] == [1, 1] and not all(
+                ir.MemRefType(v.type).get_strides_and_offset()[0][2] == 1 for v in (image, out)):
+            return  # one channel, one feature: vectors of neighbouring pixels need unit pixel strides
         kh, kw, channels, _ = ir.MemRefType(filt.type).shape
         zero_fill = zero_fill_before(op)
         conv = _Conv(image, filt, out, tuple(ir.MemRefType(out.type).shape), (kh, kw, channels),

@@ -28,7 +28,8 @@ bufferization.
   inner loop is contiguous channels, so it vectorizes; NHWC/FHWC and NCHW/FCHW
   use the upstream transform (its mod/floordiv indexing stays scalar). An
   NHWC/HWCF f32 one of at most ``DIRECT_CONV_MAX_CHANNELS`` input channels and
-  whole vectors of features is tagged ``xhlo.direct_conv`` instead, for
+  whole vectors of features, or of one channel and one feature (``jnp.convolve``),
+  is tagged ``xhlo.direct_conv`` instead, for
   ``xhlo-lower-direct-convolutions`` (its im2col matrix would be many times the image).
 
 A +0.0 ``linalg.fill`` that only initializes a tagged contraction (through
@@ -354,7 +355,7 @@ def _im2col_nhwc(op: ir.Operation) -> None:
 
 def _direct_conv(op: ir.Operation) -> bool:
     """An NHWC x HWCF f32 convolution with few input channels and whole vectors of
-    features: its im2col matrix (kh*kw*c columns) would be far larger than the image
+    features, or one channel and one feature at unit width stride: its im2col matrix (kh*kw*c columns) would be far larger than the image
     (the 7x7 stem convolution of RGB images: 59 MB of patches from 5 MB), and BLAS runs
     a product of so few columns below speed. ``xhlo-lower-direct-convolutions`` reads
     the image in place instead."""
@@ -362,6 +363,8 @@ def _direct_conv(op: ir.Operation) -> bool:
     if not all(isinstance(t.element_type, ir.F32Type) for t in (image, filt, out)):
         return False
     kh, kw, c, f = filt.shape
+    if c == f == 1:  # one channel, one feature (jnp.convolve): vectors of neighbouring pixels
+        return _pair(op, "strides")[1] == 1 and out.shape[2] >= 16 and kh * kw > 1
     return c <= DIRECT_CONV_MAX_CHANNELS and f % 16 == 0 and kh * kw > 1
 
 

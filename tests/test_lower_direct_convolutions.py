@@ -32,6 +32,8 @@ CASES = {
     "48 features, uneven strides, explicit padding": ((1, 30, 31, 4), (5, 3, 4, 48), (2, 1),
                                                       ((1, 2), (0, 3)), (1, 1)),
     "rows not a multiple of the block": ((2, 15, 15, 2), (3, 3, 2, 32), (1, 1), "SAME", (1, 1)),
+    # vectors of neighbouring pixels: rows of 100 = a block of 64, two vectors, 4 single pixels
+    "one channel, one feature": ((2, 60, 100, 1), (3, 5, 1, 1), (2, 1), "SAME", (1, 2)),
 }
 
 
@@ -76,3 +78,39 @@ def test_gradients_of_a_stem_convolution():
     for got, expected in zip(exe(image, kernel), jax.jit(grad)(image, kernel)):
         expected = np.asarray(expected)
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_numpy_style_convolve(mode):
+    """jnp.convolve: one channel, one feature, one long row, against numpy in float64."""
+    import jax.numpy as jnp
+
+    signal = RNG.standard_normal(5000).astype(np.float32)
+    taps = RNG.standard_normal(61).astype(np.float32)
+    fn = jax.jit(lambda a, k: jnp.convolve(a, k, mode=mode))
+    exe = xhlo.compile(export.export(fn, platforms=["cpu"])(signal, taps))
+    assert "xhlo.direct_conv" in exe.ir("xhlo-fuse-and-vectorize")
+    expected = np.convolve(signal.astype(np.float64), taps.astype(np.float64), mode=mode)
+    np.testing.assert_allclose(exe(signal, taps), expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
+def test_one_channel_one_feature_added_to_an_output():
+    """A linalg convolution into a given output (no zero fill): the sums start from it,
+    for the blocks, the single vectors and the last pixels alike (rows of 116 = 64 + 48 + 4)."""
+    src = """func.func @main(%img: tensor<2x40x120x1xf32>, %f: tensor<3x5x1x1xf32>, %init: tensor<2x38x116x1xf32>)
+    -> tensor<2x38x116x1xf32> {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%img, %f : tensor<2x40x120x1xf32>, tensor<3x5x1x1xf32>) outs(%init : tensor<2x38x116x1xf32>)
+    -> tensor<2x38x116x1xf32>
+  return %0 : tensor<2x38x116x1xf32>
+}"""
+    image = RNG.standard_normal((2, 40, 120, 1)).astype(np.float32)
+    kernel = RNG.standard_normal((3, 5, 1, 1)).astype(np.float32)
+    init = RNG.standard_normal((2, 38, 116, 1)).astype(np.float32)
+    exe = xhlo.compile(src, cache=False)
+    assert "xhlo.direct_conv" in exe.ir("xhlo-fuse-and-vectorize")
+    expected = init.astype(np.float64)
+    for i in range(3):
+        for j in range(5):
+            expected[..., 0] += image[:, i:i + 38, j:j + 116, 0] * kernel[i, j, 0, 0]
+    np.testing.assert_allclose(exe(image, kernel, init), expected, rtol=1e-5, atol=1e-5)

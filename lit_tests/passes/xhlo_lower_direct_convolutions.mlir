@@ -56,3 +56,37 @@ func.func @untagged(%image: memref<1x9x9x3xf32>, %filter: memref<3x3x3x32xf32>, 
   linalg.conv_2d_nhwc_hwcf ins(%image, %filter : memref<1x9x9x3xf32>, memref<3x3x3x32xf32>) outs(%out : memref<1x7x7x32xf32>)
   return
 }
+
+// -----
+
+// One channel, one feature (jnp.convolve): image and output are viewed without their
+// unit channel dim; one loop over the 1 x 2 blocks of 64 pixels of the 2 rows (for the
+// thread pool) keeps 4 vectors of 16 neighbouring pixels' sums, each tap broadcasts its
+// weight over 4 vectors of neighbouring image pixels. The rows' last 32 pixels take two
+// single vectors, the last 3 scalar code.
+// CHECK-LABEL: func.func @one_channel_one_feature
+// CHECK-NOT: linalg.fill
+// CHECK: %[[IMAGE:.*]] = memref.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3]] : memref<2x1x103x1xf32> into memref<2x1x103xf32>
+// CHECK: %[[OUT:.*]] = memref.collapse_shape %arg2 {{\[\[}}0], [1], [2, 3]] : memref<2x1x99x1xf32> into memref<2x1x99xf32>
+// CHECK: scf.for %[[BLOCK:.*]] = %c0 to %c2 step %c1 {
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: %[[W:.*]] = memref.load %arg1[
+// CHECK: vector.load %[[IMAGE]][
+// CHECK: %[[SPREAD:.*]] = vector.broadcast %[[W]] : f32 to vector<16xf32>
+// CHECK: vector.fma %{{.*}}, %[[SPREAD]]
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[OUT]][
+// CHECK: } {xhlo.parallel_loop}
+// CHECK: scf.for %[[ROW:.*]] = %c0 to %c2 step %c1 {
+// CHECK: -> (vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for %[[PIXEL:.*]] = %c96 to %c99 step %c1 {
+// CHECK: memref.load %[[IMAGE]][
+// CHECK: arith.mulf
+// CHECK: memref.store %{{.*}}, %[[OUT]][
+// CHECK: } {xhlo.parallel_loop}
+func.func @one_channel_one_feature(%image: memref<2x1x103x1xf32>, %filter: memref<1x5x1x1xf32>, %out: memref<2x1x99x1xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%out : memref<2x1x99x1xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, xhlo.blas, xhlo.direct_conv}
+    ins(%image, %filter : memref<2x1x103x1xf32>, memref<1x5x1x1xf32>) outs(%out : memref<2x1x99x1xf32>)
+  return
+}

@@ -264,6 +264,22 @@ func.func @rgb_stem(%x: tensor<2x70x70x3xf32>, %w: tensor<7x7x3x64xf32>) -> tens
 
 // -----
 
+// One channel into one feature (jnp.convolve of a long row): its im2col matrix would
+// be 64 times the row for a matrix-vector product; tagged for the direct loops too.
+// CHECK-LABEL: func.func @single_channel_filter
+// CHECK: linalg.fill {xhlo.blas}
+// CHECK: linalg.conv_2d_nhwc_hwcf {{{.*}}xhlo.blas, xhlo.direct_conv}
+// CHECK-NOT: linalg.contract
+func.func @single_channel_filter(%x: tensor<1x1x4159x1xf32>, %w: tensor<1x64x1x1xf32>) -> tensor<1x1x4096x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x4096x1xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x4096x1xf32>) -> tensor<1x1x4096x1xf32>
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x1x4159x1xf32>, tensor<1x64x1x1xf32>) outs(%o : tensor<1x1x4096x1xf32>) -> tensor<1x1x4096x1xf32>
+  return %0 : tensor<1x1x4096x1xf32>
+}
+
+// -----
+
 // The +0.0 fill of an im2col product's output: a fill of the product's own shape,
 // tagged (canonicalization would otherwise move the reshape before the fill and
 // make an untagged one, which a vectorized loop would write before the call).
