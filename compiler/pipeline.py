@@ -88,6 +88,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-unroll-short-loops",
             # ops that change nothing (canonicalize keeps them; the linalg lowering can crash on them)
             "xhlo-fold-identity-ops",
+            # jnp.pad(mode="reflect") chains: a slice of a concatenation reads the operand
+            "xhlo-fold-concatenate-slices",
             # before MLIR's math folder, which makes atan2(0, 0) NaN
             "xhlo-fold-constant-atan2",
             "func.func(canonicalize)",

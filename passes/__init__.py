@@ -25,6 +25,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-fold-static-dynamic-ops": "fold_static_dynamic_ops:FoldStaticDynamicOps",
     "xhlo-legalize-control-flow": "legalize_control_flow:LegalizeControlFlow",
     "xhlo-lower-concatenate": "lower_concatenate:LowerConcatenate",
+    "xhlo-fold-concatenate-slices": "fold_concatenate_slices:FoldConcatenateSlices",
     "xhlo-scalarize-rank0-tensors": "scalarize_rank0_tensors:ScalarizeRank0Tensors",
     "xhlo-lower-scatter": "lower_scatter:LowerScatter",
     "xhlo-lower-sort": "lower_sort:LowerSort",
