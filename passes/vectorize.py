@@ -407,10 +407,11 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
     if d is None or ranges[d] == 1:
         return None  # nothing contiguous to put in a vector
     if parallel[d]:
-        # Reducing over other loops (a column sum): several vectors a row step keep as many
-        # independent accumulators and read a longer run of each strided row.
+        # Reducing over other loops (a column sum, a max over a broadcast sum): several
+        # vectors a step keep as many independent accumulators (one is bound by the latency
+        # of its chain) and read a longer run of each strided row.
         across = (not all(parallel) and reducible and ranges[d] % (width * reduction_vectors) == 0
-                  and all(m.results and _dim_position(m.results[-1]) == d for m in maps[:n_inputs]))
+                  and all(_contiguous_or_constant_along(m, d) for m in maps[:n_inputs]))
         plan = _parallel_plan(ranges, d, width * reduction_vectors if across else width, flatten=False)
         plan = dataclasses.replace(plan, block_sizes=_transpose_blocks(maps, n_inputs, ranges, d, width))
     else:
@@ -421,6 +422,13 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
         # along a parallel loop: the tile's unit loops folded away, the tile is elementwise
         return _folded(plan, ranges, d)
     return plan
+
+
+def _contiguous_or_constant_along(amap: ir.AffineMap, d: int) -> bool:
+    """Does an input read runs of loop ``d`` from memory (its innermost dimension), or
+    one value for all of them (a broadcast along ``d``)?"""
+    positions = [_dim_position(e) for e in amap.results]
+    return d not in positions or (bool(positions) and positions[-1] == d)
 
 
 def _transpose_blocks(maps: list[ir.AffineMap], n_inputs: int, ranges: list[int], d: int,

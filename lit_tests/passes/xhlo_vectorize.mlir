@@ -70,6 +70,26 @@ func.func @column_sum(%a: tensor<100x48xf32>, %init: tensor<48xf32>) -> tensor<4
 
 // -----
 
+// (a[:, None] + b[None]).max(1): b is read one element per step, broadcast over the
+// tile, so the vector loop takes 4 vectors (64 rows) at a time: four independent
+// maximum chains per step, not one bound by its latency.
+// CHECK-LABEL: func.func @max_of_broadcast_sum
+// CHECK: scf.for %{{.*}} = %c0 to %c4096 step %c64
+// CHECK: scf.for {{.*}} -> (vector<64xf32>)
+// CHECK: vector.broadcast %{{.*}} : vector<1xf32> to vector<64xf32>
+// CHECK: arith.maximumf %{{.*}} : vector<64xf32>
+func.func @max_of_broadcast_sum(%a: tensor<4096xf32>, %b: tensor<4096xf32>, %init: tensor<4096xf32>) -> tensor<4096xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%a, %b : tensor<4096xf32>, tensor<4096xf32>) outs(%init : tensor<4096xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %s = arith.addf %x, %y : f32
+    %m = arith.maximumf %acc, %s : f32
+    linalg.yield %m : f32
+  } -> tensor<4096xf32>
+  return %0 : tensor<4096xf32>
+}
+
+// -----
+
 // 1001 is no multiple of 16 (or 8): the last tile of each row is masked.
 // CHECK-LABEL: func.func @masked_remainder
 // CHECK: scf.for
