@@ -12,9 +12,10 @@ memory per reader go.
 Copied: a ``linalg.generic`` with parallel loops only, one result, and a body
 of at most ``MAX_BODY_OPS`` ``arith`` ops (a broadcast has none) reading no
 i1 tensor (which keeps its readers scalar), for each
-reader that reads it as an input and iterates no more times than it has
-elements (broadcasts: any reader; they compute nothing). Producers read more
-than ``MAX_READERS`` times stay shared, which bounds the growth of chains of
+reader that reads it as an input (directly, or through a reshape read by it
+alone, which fusion folds into the copy) and iterates no more times than it
+has elements (broadcasts: any reader; they compute nothing). Producers with more
+than ``MAX_READERS`` readers stay shared, which bounds the growth of chains of
 copies (readers are copied first, so a producer sees their copies). Runs just
 before ``linalg-fuse-elementwise-ops``; no CSE may run in between (it would
 merge the copies back).
@@ -31,6 +32,7 @@ from .base import ModulePass, defining_op, op_name, walk_ops
 
 MAX_BODY_OPS = 4  # arith ops a copied producer repeats per reader (a centred, scaled input)
 MAX_READERS = 4
+_RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 def _n_loops(op: ir.Operation) -> int:
@@ -77,35 +79,50 @@ def _iterations(op: ir.Operation) -> int | None:
     return math.prod(ranges.values())
 
 
-def _readers(op: ir.Operation) -> list | None:
-    """The uses of ``op``'s result to give copies: every one, when each reader is a linalg op
-    and (unless ``op`` is a broadcast) an input of a linalg.generic that fusion takes it
-    into without repeating its work; None otherwise."""
-    uses = list(op.results[0].uses)
+def _readers(op: ir.Operation) -> list[list] | None:
+    """The uses of ``op``'s result grouped by reader (a reader may read it twice), to give
+    each group a copy: every reader, when each is a linalg op and (unless ``op`` is a
+    broadcast) one that fusion takes it into without repeating its work; None otherwise."""
+    groups: dict = {}
+    for use in op.results[0].uses:
+        groups.setdefault(use.owner, []).append(use)
     if _is_broadcast(op):
-        return uses if all(op_name(u.owner).startswith("linalg.") for u in uses) else None
-    if len(uses) > MAX_READERS:
+        return list(groups.values()) if all(op_name(r).startswith("linalg.") for r in groups) else None
+    if len(groups) > MAX_READERS:
         return None
     elements = math.prod(ir.RankedTensorType(op.results[0].type).shape)
-    for use in uses:
-        reader = use.owner
-        if reader.name != "linalg.generic" or use.operand_number >= len(reader.operands) - len(reader.results):
-            return None
-        iterations = _iterations(reader)
-        if iterations is None or iterations > elements:
-            return None
-    return uses
+    return list(groups.values()) if all(_fuses_whole(r, uses, elements) for r, uses in groups.items()) else None
 
 
-def _clone_for(op: ir.Operation, user_operand) -> None:
-    """A copy of ``op`` (and of its ``tensor.empty`` init) right before ``op``, for one reader."""
+def _fuses_whole(reader: ir.Operation, uses: list, elements: int) -> bool:
+    """Does ``reader`` take ``uses`` as inputs of a linalg.generic (directly, or through a
+    reshape that only it reads, which fusion folds into the copy) that iterates no more
+    times than the producer has ``elements``?"""
+    if reader.name in _RESHAPES:
+        reshaped = list(reader.results[0].uses)
+        if len(reshaped) != 1:
+            return False
+        reader, uses = reshaped[0].owner, reshaped
+    if reader.name != "linalg.generic":
+        return False
+    n_inputs = len(reader.operands) - len(reader.results)
+    if any(use.operand_number >= n_inputs for use in uses):
+        return False
+    iterations = _iterations(reader)
+    return iterations is not None and iterations <= elements
+
+
+def _clone_for(op: ir.Operation, uses: list) -> None:
+    """A copy of ``op`` (and of its ``tensor.empty`` init) right before ``op``, for the
+    uses of one reader."""
     init = defining_op(op.operands[-1], "tensor.empty")
     with ir.InsertionPoint(op):
         fresh_init = init.clone() if init is not None else None  # before the clone: it dominates
         clone = op.clone()
     if fresh_init is not None:
         clone.operands[len(clone.operands) - 1] = fresh_init.results[0]
-    user_operand.owner.operands[user_operand.operand_number] = clone.results[0]
+    for use in uses:
+        use.owner.operands[use.operand_number] = clone.results[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,8 +136,8 @@ class CloneCheapProducers(ModulePass):
         for op in reversed(walk_ops(module, "linalg.generic")):  # readers before producers
             if not _copyable(op):
                 continue
-            uses = _readers(op)
-            if uses is None or len(uses) < 2:
+            readers = _readers(op)
+            if readers is None or len(readers) < 2:
                 continue
-            for use in uses[1:]:
-                _clone_for(op, use)
+            for uses in readers[1:]:
+                _clone_for(op, uses)

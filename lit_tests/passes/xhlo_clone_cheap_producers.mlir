@@ -180,3 +180,51 @@ func.func @not_worth_copying(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>, %acc:
   } -> tensor<16x16xf32>
   return %p, %q, %t1, %t2 : tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>
 }
+
+// -----
+
+// Readers through a reshape read by them alone, and a reader that reads the
+// producer twice (x * x): one copy per reader, the reshape reading its own.
+// CHECK-LABEL: func.func @through_reshape_and_twice
+// CHECK-COUNT-3: arith.subf
+// CHECK: linalg.generic {{.*}} ins(%[[SQ:.*]], %[[SQ]] : tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK-NOT: tensor.expand_shape %[[SQ]]
+// CHECK: %[[R1:.*]] = tensor.expand_shape %[[C1:[^ ]*]]
+// CHECK-NOT: tensor.expand_shape %[[C1]]
+// CHECK: return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row2 = affine_map<(d0, d1) -> (d0)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @through_reshape_and_twice(%x: tensor<4x8xf32>, %mean: tensor<4xf32>) -> (tensor<4x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %c = linalg.generic {indexing_maps = [#id2, #row2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %mean : tensor<4x8xf32>, tensor<4xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %m: f32, %out: f32):
+    %s = arith.subf %a, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %sq = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %c : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %p = arith.mulf %a, %b : f32
+    linalg.yield %p : f32
+  } -> tensor<4x8xf32>
+  %r1 = tensor.expand_shape %c [[0, 1], [2]] output_shape [4, 1, 8] : tensor<4x8xf32> into tensor<4x1x8xf32>
+  %e2 = tensor.empty() : tensor<4x1x8xf32>
+  %n1 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%r1 : tensor<4x1x8xf32>) outs(%e2 : tensor<4x1x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<4x1x8xf32>
+  %r2 = tensor.expand_shape %c [[0, 1], [2]] output_shape [4, 1, 8] : tensor<4x8xf32> into tensor<4x1x8xf32>
+  %e3 = tensor.empty() : tensor<4x1x8xf32>
+  %n2 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%r2 : tensor<4x1x8xf32>) outs(%e3 : tensor<4x1x8xf32>) {
+  ^bb0(%a: f32, %out: f32):
+    %d = arith.addf %a, %a : f32
+    linalg.yield %d : f32
+  } -> tensor<4x1x8xf32>
+  return %sq, %n1, %n2 : tensor<4x8xf32>, tensor<4x1x8xf32>, tensor<4x1x8xf32>
+}
