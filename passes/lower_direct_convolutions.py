@@ -1,11 +1,12 @@
-"""xhlo-lower-direct-convolutions: convolutions of few input channels read the image in place.
+"""xhlo-lower-direct-convolutions: convolutions of up to 128 channels read the image in place.
 
 A convolution becomes an im2col matrix times the filter for BLAS
-(``xhlo-prepare-gemms``). With few input channels that matrix is many times
-the image (the 7x7 stride-2 stem convolution of 8 RGB images of 224x224:
-59 MB of patches from 5 MB), and a product of 147 columns by 64 runs BLAS
-below speed: xhlo took 1.3-1.4x XLA's time there. ``xhlo-prepare-gemms`` tags
-such NHWC x HWCF f32 convolutions ``xhlo.direct_conv`` instead, and this pass
+(``xhlo-prepare-gemms``). That matrix is kh*kw times the image (the 7x7
+stride-2 stem convolution of 8 RGB images of 224x224: 59 MB of patches from
+5 MB), written out and read back, and a product of few columns, or of 64-128
+features, runs BLAS below speed: xhlo took 1.3-1.8x XLA's time on such
+convolutions. ``xhlo-prepare-gemms`` tags NHWC x HWCF f32 convolutions of up
+to 128 input channels and features ``xhlo.direct_conv`` instead, and this pass
 computes them, on buffers, as register-blocked vector loops:
 
 * a loop over output rows (image, output row), marked ``xhlo.parallel_loop``
@@ -13,8 +14,9 @@ computes them, on buffers, as register-blocked vector loops:
 * per row, blocks of up to ``accumulators`` // V (at most ``max-pixels``)
   output pixels by V vectors of features (V <= 4, 64 f32 features) keep their
   sums in vector registers over the whole window: each filter tap loads V
-  vectors of the filter once and, for each pixel of the block, broadcasts one
-  image element and issues V fused multiply-adds. Nothing is copied; the image
+  vectors of the filter once per input channel (a loop past 4 channels) and,
+  for each pixel of the block, broadcasts one image element and issues V fused
+  multiply-adds. Nothing is copied; the image
   is read where it lies. A row's last partial block overlaps the one before
   when the output starts at zero, so the kernel is emitted once.
 
@@ -42,6 +44,7 @@ from .prepare_gemms import DIRECT_CONV_TAG, _pair
 from .vectorize import PARALLEL_LOOP
 
 _LANES = 16  # f32 lanes of a 512-bit vector
+UNROLLED_CHANNELS = 4  # more input channels are a loop
 
 
 def _unit_stride_rows(value: ir.Value) -> bool:
@@ -131,10 +134,9 @@ class _Emitter:
             taps = scf.ForOp(index_constant(0), index_constant(kw), index_constant(1),
                              list(tap_rows.inner_iter_args))
             with ir.InsertionPoint(taps.body):
-                sums = list(taps.inner_iter_args)
                 in_first = _add(_mul(first_pixel, sw), _mul(taps.induction_variable, dw))
-                for channel in range(channels):
-                    ci = index_constant(channel)
+
+                def channel_step(ci, sums):
                     weights = [vector.load(self.vector_type, c.filt,
                                            [tap_rows.induction_variable, taps.induction_variable, ci, fv])
                                for fv in features]
@@ -144,6 +146,17 @@ class _Emitter:
                         spread = vector.broadcast(self.vector_type, pixel)
                         for v in range(vectors):
                             sums[p * vectors + v] = vector.fma(spread, weights[v], sums[p * vectors + v])
+                    return sums
+
+                sums = list(taps.inner_iter_args)
+                if channels <= UNROLLED_CHANNELS:
+                    for channel in range(channels):
+                        sums = channel_step(index_constant(channel), sums)
+                else:
+                    over = scf.ForOp(index_constant(0), index_constant(channels), index_constant(1), sums)
+                    with ir.InsertionPoint(over.body):
+                        scf.yield_(channel_step(over.induction_variable, list(over.inner_iter_args)))
+                    sums = list(over.results)
                 scf.yield_(sums)
             scf.yield_(list(taps.results))
         for p, o in enumerate(outs):

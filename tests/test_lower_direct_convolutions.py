@@ -1,4 +1,4 @@
-"""xhlo-lower-direct-convolutions: convolutions of few input channels, checked against JAX.
+"""xhlo-lower-direct-convolutions: convolutions of up to 128 channels, checked against JAX.
 
 Each case is exported with ``jax.export`` as JAX emits it (padding, strides,
 dilations) and compared with ``jax.jit``; the IR shows that the convolution
@@ -32,6 +32,7 @@ CASES = {
     "48 features, uneven strides, explicit padding": ((1, 30, 31, 4), (5, 3, 4, 48), (2, 1),
                                                       ((1, 2), (0, 3)), (1, 1)),
     "rows not a multiple of the block": ((2, 15, 15, 2), (3, 3, 2, 32), (1, 1), "SAME", (1, 1)),
+    "64 channels (a loop over them)": ((2, 14, 14, 64), (3, 3, 64, 64), (1, 1), "SAME", (1, 1)),
     # vectors of neighbouring pixels: rows of 100 = a block of 64, two vectors, 4 single pixels
     "one channel, one feature": ((2, 60, 100, 1), (3, 5, 1, 1), (2, 1), "SAME", (1, 2)),
 }
@@ -55,9 +56,9 @@ def test_matches_jax(name):
 
 
 def test_many_input_channels_keep_im2col():
-    """16 input channels: the im2col product runs on BLAS as before."""
-    image = RNG.standard_normal((1, 18, 18, 16)).astype(np.float32)
-    kernel = RNG.standard_normal((3, 3, 16, 32)).astype(np.float32)
+    """256 input channels: the im2col product runs on BLAS."""
+    image = RNG.standard_normal((1, 10, 10, 256)).astype(np.float32)
+    kernel = RNG.standard_normal((3, 3, 256, 32)).astype(np.float32)
     conv = _conv((1, 1), "VALID")
     exe = xhlo.compile(export.export(jax.jit(conv), platforms=["cpu"])(image, kernel))
     assert "xhlo.direct_conv" not in exe.ir("xhlo-fuse-and-vectorize")

@@ -156,21 +156,21 @@ func.func @not_a_product(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>, %c: tenso
 // -----
 
 // An NHWC convolution becomes patches[n, oh, ow, kh, kw, c] (a copy reading C
-// contiguous channels per tap) collapsed into a 256x144 matrix, times the
-// collapsed 144x32 filter.
+// contiguous channels per tap) collapsed into a 64x2304 matrix, times the
+// collapsed 2304x32 filter (256 channels: beyond the direct loops).
 // CHECK-DAG: #[[TAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 + d3, d2 + d4, d5)>
 // CHECK-LABEL: func.func @convolution
-// CHECK-SAME: (%[[X:.*]]: tensor<1x18x18x16xf32>, %[[W:.*]]: tensor<3x3x16x32xf32>, %[[O:.*]]: tensor<1x16x16x32xf32>)
-// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<1x16x16x3x3x16xf32>
-// CHECK: %[[PATCHES:.*]] = linalg.generic {indexing_maps = [#[[TAP]], #{{.*}}], {{.*}}} ins(%[[X]] : tensor<1x18x18x16xf32>) outs(%[[EMPTY]] : tensor<1x16x16x3x3x16xf32>)
-// CHECK: %[[COLS:.*]] = tensor.collapse_shape %[[PATCHES]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<1x16x16x3x3x16xf32> into tensor<256x144xf32>
-// CHECK: %[[FILTER:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0, 1, 2], [3]] : tensor<3x3x16x32xf32> into tensor<144x32xf32>
+// CHECK-SAME: (%[[X:.*]]: tensor<1x10x10x256xf32>, %[[W:.*]]: tensor<3x3x256x32xf32>, %[[O:.*]]: tensor<1x8x8x32xf32>)
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<1x8x8x3x3x256xf32>
+// CHECK: %[[PATCHES:.*]] = linalg.generic {indexing_maps = [#[[TAP]], #{{.*}}], {{.*}}} ins(%[[X]] : tensor<1x10x10x256xf32>) outs(%[[EMPTY]] : tensor<1x8x8x3x3x256xf32>)
+// CHECK: %[[COLS:.*]] = tensor.collapse_shape %[[PATCHES]] {{\[}}[0, 1, 2], [3, 4, 5]] : tensor<1x8x8x3x3x256xf32> into tensor<64x2304xf32>
+// CHECK: %[[FILTER:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0, 1, 2], [3]] : tensor<3x3x256x32xf32> into tensor<2304x32xf32>
 // CHECK: %[[OUT:.*]] = tensor.collapse_shape %[[O]]
-// CHECK: %[[P:.*]] = linalg.contract {{.*}} {xhlo.blas} ins(%[[COLS]], %[[FILTER]] : tensor<256x144xf32>, tensor<144x32xf32>) outs(%[[OUT]] : tensor<256x32xf32>)
+// CHECK: %[[P:.*]] = linalg.contract {{.*}} {xhlo.blas} ins(%[[COLS]], %[[FILTER]] : tensor<64x2304xf32>, tensor<2304x32xf32>) outs(%[[OUT]] : tensor<64x32xf32>)
 // CHECK: tensor.expand_shape %[[P]]
-func.func @convolution(%x: tensor<1x18x18x16xf32>, %w: tensor<3x3x16x32xf32>, %o: tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32> {
-  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x18x18x16xf32>, tensor<3x3x16x32xf32>) outs(%o : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
-  return %0 : tensor<1x16x16x32xf32>
+func.func @convolution(%x: tensor<1x10x10x256xf32>, %w: tensor<3x3x256x32xf32>, %o: tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32> {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x10x10x256xf32>, tensor<3x3x256x32xf32>) outs(%o : tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32>
+  return %0 : tensor<1x8x8x32xf32>
 }
 
 // -----
@@ -284,13 +284,13 @@ func.func @single_channel_filter(%x: tensor<1x1x4159x1xf32>, %w: tensor<1x64x1x1
 // tagged (canonicalization would otherwise move the reshape before the fill and
 // make an untagged one, which a vectorized loop would write before the call).
 // CHECK-LABEL: func.func @im2col_zero_init
-// CHECK: %[[E:.*]] = tensor.empty() : tensor<256x32xf32>
-// CHECK: %[[F:.*]] = linalg.fill {xhlo.blas} ins(%{{.*}} : f32) outs(%[[E]] : tensor<256x32xf32>)
-// CHECK: linalg.contract {{.*}} {xhlo.blas} ins({{.*}}) outs(%[[F]] : tensor<256x32xf32>)
-func.func @im2col_zero_init(%x: tensor<1x18x18x16xf32>, %w: tensor<3x3x16x32xf32>) -> tensor<1x16x16x32xf32> {
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<64x32xf32>
+// CHECK: %[[F:.*]] = linalg.fill {xhlo.blas} ins(%{{.*}} : f32) outs(%[[E]] : tensor<64x32xf32>)
+// CHECK: linalg.contract {{.*}} {xhlo.blas} ins({{.*}}) outs(%[[F]] : tensor<64x32xf32>)
+func.func @im2col_zero_init(%x: tensor<1x10x10x256xf32>, %w: tensor<3x3x256x32xf32>) -> tensor<1x8x8x32xf32> {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x16x16x32xf32>
-  %o = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
-  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x18x18x16xf32>, tensor<3x3x16x32xf32>) outs(%o : tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
-  return %0 : tensor<1x16x16x32xf32>
+  %e = tensor.empty() : tensor<1x8x8x32xf32>
+  %o = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32>
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x10x10x256xf32>, tensor<3x3x256x32xf32>) outs(%o : tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32>
+  return %0 : tensor<1x8x8x32xf32>
 }
