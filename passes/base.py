@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import traceback
 import typing
 from typing import ClassVar
@@ -171,3 +172,15 @@ def retype(value: ir.Value, new_type: ir.Type, convert_back, where: ir.Insertion
     value.replace_all_uses_with(converted)
     converted.owner.operands[0] = value  # replace_all_uses_with rewired the conversion too
 
+
+def generic_iterations(op: ir.Operation) -> int | None:
+    """How many times a linalg.generic of static shapes runs its body (None: dynamic)."""
+    ranges: dict[int, int] = {}
+    for attr, value in zip(op.attributes["indexing_maps"], op.operands):
+        if isinstance(value.type, ir.RankedTensorType):
+            for expr, size in zip(ir.AffineMapAttr(attr).value.results, ir.RankedTensorType(value.type).shape):
+                if isinstance(expr, ir.AffineDimExpr):
+                    ranges[ir.AffineDimExpr(expr).position] = size
+    if len(ranges) != len(op.attributes["iterator_types"]) or any(size < 0 for size in ranges.values()):
+        return None
+    return math.prod(ranges.values())

@@ -28,15 +28,11 @@ import math
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, defining_op, op_name, walk_ops
+from .base import ModulePass, defining_op, generic_iterations, op_name, walk_ops
 
 MAX_BODY_OPS = 4  # arith ops a copied producer repeats per reader (a centred, scaled input)
 MAX_READERS = 4
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
-
-
-def _n_loops(op: ir.Operation) -> int:
-    return len(op.attributes["iterator_types"])
 
 
 def _body_ops(op: ir.Operation) -> list[ir.Operation]:
@@ -65,18 +61,6 @@ def _is_broadcast(op: ir.Operation) -> bool:
     return not _body_ops(op) and any(
         ir.RankedTensorType(v.type).rank < ir.RankedTensorType(op.results[0].type).rank
         for v in op.operands[:-1] if isinstance(v.type, ir.RankedTensorType))
-
-
-def _iterations(op: ir.Operation) -> int | None:
-    ranges: dict[int, int] = {}
-    for attr, value in zip(op.attributes["indexing_maps"], op.operands):
-        if isinstance(value.type, ir.RankedTensorType):
-            for expr, size in zip(ir.AffineMapAttr(attr).value.results, ir.RankedTensorType(value.type).shape):
-                if isinstance(expr, ir.AffineDimExpr):
-                    ranges[ir.AffineDimExpr(expr).position] = size
-    if len(ranges) != _n_loops(op) or any(size < 0 for size in ranges.values()):
-        return None
-    return math.prod(ranges.values())
 
 
 def _readers(op: ir.Operation) -> list[list] | None:
@@ -108,7 +92,7 @@ def _fuses_whole(reader: ir.Operation, uses: list, elements: int) -> bool:
     n_inputs = len(reader.operands) - len(reader.results)
     if any(use.operand_number >= n_inputs for use in uses):
         return False
-    iterations = _iterations(reader)
+    iterations = generic_iterations(reader)
     return iterations is not None and iterations <= elements
 
 

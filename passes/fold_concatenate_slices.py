@@ -89,4 +89,6 @@ class FoldConcatenateSlices(ModulePass):
             _slice_of_operand(op)
         changed = True
         while changed:  # a flattened concatenation may now be its reader's only operand use
-            changed = any([_flatten(op) for op in walk_ops(module, "stablehlo.concatenate")])
+            changed = False
+            for op in walk_ops(module, "stablehlo.concatenate"):
+                changed |= _flatten(op)

@@ -28,7 +28,7 @@ import math
 
 from xhlo._mlir import arith, ir, tensor
 
-from .base import ModulePass, defining_op, walk_ops
+from .base import ModulePass, defining_op, generic_iterations, walk_ops
 
 # Ops a gather's body may grow to: producers that read one input twice (x * x) copy its
 # producers twice, so a deep chain of them would grow exponentially.
@@ -37,21 +37,6 @@ MAX_BODY_OPS = 64
 
 def _maps(op: ir.Operation) -> list[ir.AffineMap]:
     return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-
-
-def _iterations(op: ir.Operation) -> int | None:
-    """How many times a static-shaped linalg.generic runs its body."""
-    ranges: dict[int, int] = {}
-    for amap, value in zip(_maps(op), op.operands):
-        if not isinstance(value.type, ir.RankedTensorType):
-            continue
-        for expr, size in zip(amap.results, ir.RankedTensorType(value.type).shape):
-            if isinstance(expr, ir.AffineDimExpr):
-                ranges[ir.AffineDimExpr(expr).position] = size
-    n_loops = len(op.attributes["iterator_types"])
-    if len(ranges) != n_loops or any(size < 0 for size in ranges.values()):
-        return None
-    return math.prod(ranges.values())
 
 
 def _fusible_producer(op: ir.Operation) -> bool:
@@ -125,7 +110,7 @@ def _candidate(extract: ir.Operation) -> ir.Operation | None:
     grown = len(consumer.regions[0].blocks[0].operations) + len(producer.regions[0].blocks[0].operations)
     if grown > MAX_BODY_OPS:
         return None
-    iterations = _iterations(consumer)
+    iterations = generic_iterations(consumer)
     elements = math.prod(ir.RankedTensorType(extract.operands[0].type).shape)
     return producer if iterations is not None and iterations <= elements else None
 
@@ -143,8 +128,8 @@ class FuseProducersIntoExtracts(ModulePass):
 
     @staticmethod
     def _fuse_one(module: ir.Operation) -> bool:
-        """Fuse the first candidate found; the walk restarts after it, since erasing a
-        producer erases the extracts of its body with it."""
+        """Fuse the first candidate found (the walk restarts: the list it made holds the
+        erased extract)."""
         for extract in walk_ops(module, "tensor.extract"):
             producer = _candidate(extract)
             if producer is not None:

@@ -12,8 +12,8 @@ import pytest
 import xhlo
 
 jax = pytest.importorskip("jax")
-import jax.numpy as jnp  # noqa: E402
-from jax import export  # noqa: E402
+import jax.numpy as jnp
+from jax import export
 
 RNG = np.random.default_rng(3)
 
