@@ -9,10 +9,12 @@ convolutions. ``xhlo-prepare-gemms`` tags NHWC x HWCF f32 convolutions of up
 to 128 input channels and features ``xhlo.direct_conv`` instead, and this pass
 computes them, on buffers, as register-blocked vector loops:
 
-* a loop over output rows (image, output row), marked ``xhlo.parallel_loop``
-  (each writes its own row), so ``xhlo-parallelize-loops`` spreads it;
-* per row, blocks of up to ``accumulators`` // V (at most ``max-pixels``)
-  output pixels by V vectors of features (V <= 4, 64 f32 features) keep their
+* one loop over the blocks of every output row (image, output row, block),
+  marked ``xhlo.parallel_loop`` (each writes its own pixels), so
+  ``xhlo-parallelize-loops`` spreads it, a single long row (a batch-1 conv1d)
+  too;
+* a block of up to ``accumulators`` // V (at most ``max-pixels``) output
+  pixels by V vectors of features (V <= 4, 64 f32 features) keeps their
   sums in vector registers over the whole window: each filter tap loads V
   vectors of the filter once per input channel (a loop past 4 channels) and,
   for each pixel of the block, broadcasts one image element and issues V fused
@@ -74,6 +76,12 @@ def _add(*values: ir.Value) -> ir.Value:
     return total
 
 
+def _image_and_row(conv: _Conv, row: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(image, output row) of flattened output row ``row``."""
+    oh = conv.out_shape[1]
+    return arith.divui(row, index_constant(oh)), arith.remui(row, index_constant(oh))
+
+
 def _mul(value: ir.Value, factor: int) -> ir.Value:
     return value if factor == 1 else arith.muli(value, index_constant(factor))
 
@@ -91,28 +99,31 @@ class _Emitter:
             return
         c = self.conv
         n, oh, ow, f = c.out_shape
-        rows = scf.ForOp(index_constant(0), index_constant(n * oh), index_constant(1))
-        rows.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
-        with ir.InsertionPoint(rows.body):
-            image_index = arith.divui(rows.induction_variable, index_constant(oh))
-            out_row = arith.remui(rows.induction_variable, index_constant(oh))
-            for first_feature in range(0, f, 4 * _LANES):
-                vectors = min(4, (f - first_feature) // _LANES)
-                block = min(ow, self.max_pixels, max(1, self.accumulators // vectors))
-                full, tail = divmod(ow, block)
-                # a last partial block of a zero-started output overlaps the one before (its
-                # pixels are computed twice, stored alike): one copy of the kernel, not two
-                overlap = bool(tail) and c.zero_start
-                blocks = scf.ForOp(index_constant(0), index_constant(full + overlap), index_constant(1))
+        for first_feature in range(0, f, 4 * _LANES):
+            vectors = min(4, (f - first_feature) // _LANES)
+            block = min(ow, self.max_pixels, max(1, self.accumulators // vectors))
+            full, tail = divmod(ow, block)
+            # a last partial block of a zero-started output overlaps the one before (its
+            # pixels are computed twice, stored alike): one copy of the kernel, not two
+            overlap = bool(tail) and c.zero_start
+            per_row = full + overlap
+            if per_row:  # every block of every row, so one long row (conv1d) uses every core too
+                blocks = scf.ForOp(index_constant(0), index_constant(n * oh * per_row), index_constant(1))
+                blocks.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
                 with ir.InsertionPoint(blocks.body):
-                    first_pixel = _mul(blocks.induction_variable, block)
+                    row = arith.divui(blocks.induction_variable, index_constant(per_row))
+                    first_pixel = _mul(arith.remui(blocks.induction_variable, index_constant(per_row)), block)
                     if overlap:
                         first_pixel = arith.minui(first_pixel, index_constant(ow - block))
-                    self._block(image_index, out_row, first_pixel, block, first_feature, vectors)
+                    self._block(*_image_and_row(self.conv, row), first_pixel, block, first_feature, vectors)
                     scf.yield_([])
-                if tail and not overlap:
-                    self._block(image_index, out_row, index_constant(full * block), tail, first_feature, vectors)
-            scf.yield_([])
+            if tail and not overlap:
+                rows = scf.ForOp(index_constant(0), index_constant(n * oh), index_constant(1))
+                rows.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
+                with ir.InsertionPoint(rows.body):
+                    self._block(*_image_and_row(self.conv, rows.induction_variable), index_constant(full * block), tail,
+                                first_feature, vectors)
+                    scf.yield_([])
 
     def _block(self, image_index, out_row, first_pixel, pixels: int, first_feature: int, vectors: int) -> None:
         """``pixels`` x ``vectors`` sums over the window, then stored."""
@@ -212,11 +223,6 @@ class _LaneEmitter:
                     scf.yield_([])
                 scf.yield_([])
 
-    def _position(self, row: ir.Value) -> tuple[ir.Value, ir.Value]:
-        """(image, output row) of flattened row ``row``."""
-        oh = self.conv.out_shape[1]
-        return arith.divui(row, index_constant(oh)), arith.remui(row, index_constant(oh))
-
     def _taps(self, image_index: ir.Value, out_row: ir.Value, start: list[ir.Value], read) -> list[ir.Value]:
         """``start`` plus, over the window, each weight times ``read(in_row, tap_offset)``
         (one value per sum: vectors of neighbouring pixels, or one pixel)."""
@@ -237,7 +243,7 @@ class _LaneEmitter:
 
     def _block(self, row: ir.Value, first_pixel: ir.Value, vectors: int) -> None:
         """``vectors`` x 16 output pixels from ``first_pixel`` of output row ``row``."""
-        image_index, out_row = self._position(row)
+        image_index, out_row = _image_and_row(self.conv, row)
         firsts = [_add(first_pixel, index_constant(v * _LANES)) if v else first_pixel for v in range(vectors)]
         if self.conv.zero_start:
             zero = arith.constant(self.vector_type, ir.DenseElementsAttr.get_splat(
@@ -254,7 +260,7 @@ class _LaneEmitter:
 
     def _pixel(self, row: ir.Value, pixel: ir.Value) -> None:
         """One output pixel (of a row's last, fewer than 16)."""
-        image_index, out_row = self._position(row)
+        image_index, out_row = _image_and_row(self.conv, row)
         if self.conv.zero_start:
             start = arith.constant(ir.F32Type.get(), 0.0)
         else:

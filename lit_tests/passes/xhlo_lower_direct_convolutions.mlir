@@ -1,13 +1,15 @@
 // RUN: xhlo-opt %s --xhlo-lower-direct-convolutions --cse --split-input-file | FileCheck %s
 
 // A tagged stride-2 convolution of 3 channels into 32 features (2 vectors), its output
-// zero-filled first: the fill goes, a loop over the 4 output rows is marked for the
-// thread pool, blocks of 4 pixels keep 4 x 2 vector sums over the 3 x 3 window, each
-// tap loads the filter's vectors once per channel and broadcasts one image element
-// per pixel (the pixels 2 columns apart), and the sums are stored.
+// zero-filled first: the fill goes, a loop over the blocks of the 4 output rows (one
+// block of 4 pixels a row) is marked for the thread pool, a block keeps 4 x 2 vector
+// sums over the 3 x 3 window, each tap loads the filter's vectors once per channel and
+// broadcasts one image element per pixel (the pixels 2 columns apart), and the sums
+// are stored.
 // CHECK-LABEL: func.func @stem
 // CHECK-NOT: linalg.fill
-// CHECK: scf.for %[[ROW:.*]] = %c0 to %c4 step %c1 {
+// CHECK: scf.for %[[BLOCK:.*]] = %c0 to %c4 step %c1 {
+// CHECK: %[[ROW:.*]] = arith.divui %[[BLOCK]], %c1
 // CHECK: %[[N:.*]] = arith.divui %[[ROW]], %c4
 // CHECK: %[[OH:.*]] = arith.remui %[[ROW]], %c4
 // CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
@@ -88,5 +90,23 @@ func.func @one_channel_one_feature(%image: memref<2x1x103x1xf32>, %filter: memre
   linalg.fill {xhlo.blas} ins(%zero : f32) outs(%out : memref<2x1x99x1xf32>)
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, xhlo.blas, xhlo.direct_conv}
     ins(%image, %filter : memref<2x1x103x1xf32>, memref<1x5x1x1xf32>) outs(%out : memref<2x1x99x1xf32>)
+  return
+}
+
+// -----
+
+// 16 input channels: a loop over them inside each tap (not 16 unrolled copies) carries
+// the sums; one long row of 64 pixels gives its 16 blocks to the thread pool.
+// CHECK-LABEL: func.func @channel_loop
+// CHECK: scf.for %{{.*}} = %c0 to %c16 step %c1 {
+// CHECK: scf.for %[[KW:.*]] = %c0 to %c3 step %c1 iter_args(
+// CHECK: scf.for %[[CI:.*]] = %c0 to %c16 step %c1 iter_args(
+// CHECK: vector.load %arg1[%{{.*}}, %[[KW]], %[[CI]], %c0] : memref<1x3x16x16xf32>, vector<16xf32>
+// CHECK: } {xhlo.parallel_loop}
+func.func @channel_loop(%image: memref<1x1x66x16xf32>, %filter: memref<1x3x16x16xf32>, %out: memref<1x1x64x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%out : memref<1x1x64x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, xhlo.blas, xhlo.direct_conv}
+    ins(%image, %filter : memref<1x1x66x16xf32>, memref<1x3x16x16xf32>) outs(%out : memref<1x1x64x16xf32>)
   return
 }
