@@ -42,6 +42,7 @@ from xhlo._mlir import arith, ir, memref, scf, vector
 
 from .base import ModulePass, walk_ops
 from .gemm_to_blas import index_constant, zero_fill_before
+from .lower_small_gemms import vector_splat
 from .prepare_gemms import DIRECT_CONV_TAG, _pair
 from .vectorize import PARALLEL_LOOP
 
@@ -86,6 +87,28 @@ def _mul(value: ir.Value, factor: int) -> ir.Value:
     return value if factor == 1 else arith.muli(value, index_constant(factor))
 
 
+def _parallel_loop(count: int, body) -> None:
+    """``body(i)`` for i < ``count``, in a loop marked for the thread pool (its
+    iterations write disjoint pixels)."""
+    loop = scf.ForOp(index_constant(0), index_constant(count), index_constant(1))
+    loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
+    with ir.InsertionPoint(loop.body):
+        body(loop.induction_variable)
+        scf.yield_([])
+
+
+def _blocks_of_rows(conv: _Conv, per_row: int, width: int, body) -> None:
+    """``body(output row, first pixel)`` for ``per_row`` blocks of ``width`` pixels of every
+    output row, in one parallel loop: a single long row (a batch-1 conv1d) uses every core."""
+    n, oh, _, _ = conv.out_shape
+
+    def block(index: ir.Value) -> None:
+        first_pixel = _mul(arith.remui(index, index_constant(per_row)), width)
+        body(arith.divui(index, index_constant(per_row)), first_pixel)
+
+    _parallel_loop(n * oh * per_row, block)
+
+
 class _Emitter:
     """The loops of one convolution."""
 
@@ -94,36 +117,30 @@ class _Emitter:
         self.vector_type = ir.VectorType.get([_LANES], ir.F32Type.get())
 
     def emit(self) -> None:
-        if self.conv.window[2] == 1 and self.conv.out_shape[3] == 1:
-            _LaneEmitter(self.conv).emit()
-            return
+        for first_feature in range(0, self.conv.out_shape[3], 4 * _LANES):
+            self._features(first_feature)
+
+    def _features(self, first_feature: int) -> None:
+        """Every output pixel's features from ``first_feature`` on (up to 4 vectors)."""
         c = self.conv
         n, oh, ow, f = c.out_shape
-        for first_feature in range(0, f, 4 * _LANES):
-            vectors = min(4, (f - first_feature) // _LANES)
-            block = min(ow, self.max_pixels, max(1, self.accumulators // vectors))
-            full, tail = divmod(ow, block)
-            # a last partial block of a zero-started output overlaps the one before (its
-            # pixels are computed twice, stored alike): one copy of the kernel, not two
-            overlap = bool(tail) and c.zero_start
-            per_row = full + overlap
-            if per_row:  # every block of every row, so one long row (conv1d) uses every core too
-                blocks = scf.ForOp(index_constant(0), index_constant(n * oh * per_row), index_constant(1))
-                blocks.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
-                with ir.InsertionPoint(blocks.body):
-                    row = arith.divui(blocks.induction_variable, index_constant(per_row))
-                    first_pixel = _mul(arith.remui(blocks.induction_variable, index_constant(per_row)), block)
-                    if overlap:
-                        first_pixel = arith.minui(first_pixel, index_constant(ow - block))
-                    self._block(*_image_and_row(self.conv, row), first_pixel, block, first_feature, vectors)
-                    scf.yield_([])
-            if tail and not overlap:
-                rows = scf.ForOp(index_constant(0), index_constant(n * oh), index_constant(1))
-                rows.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
-                with ir.InsertionPoint(rows.body):
-                    self._block(*_image_and_row(self.conv, rows.induction_variable), index_constant(full * block), tail,
-                                first_feature, vectors)
-                    scf.yield_([])
+        vectors = min(4, (f - first_feature) // _LANES)
+        block = min(ow, self.max_pixels, max(1, self.accumulators // vectors))
+        full, tail = divmod(ow, block)
+        # a last partial block of a zero-started output overlaps the one before (its
+        # pixels are computed twice, stored alike): one copy of the kernel, not two
+        overlap = bool(tail) and c.zero_start
+
+        def full_block(row: ir.Value, first_pixel: ir.Value) -> None:
+            if overlap:
+                first_pixel = arith.minui(first_pixel, index_constant(ow - block))
+            self._block(*_image_and_row(c, row), first_pixel, block, first_feature, vectors)
+
+        if full + overlap:
+            _blocks_of_rows(c, full + overlap, block, full_block)
+        if tail and not overlap:
+            _parallel_loop(n * oh, lambda row: self._block(*_image_and_row(c, row), index_constant(full * block), tail,
+                                                           first_feature, vectors))
 
     def _block(self, image_index, out_row, first_pixel, pixels: int, first_feature: int, vectors: int) -> None:
         """``pixels`` x ``vectors`` sums over the window, then stored."""
@@ -133,9 +150,7 @@ class _Emitter:
         features = [index_constant(first_feature + v * _LANES) for v in range(vectors)]
         outs = [(_add(first_pixel, index_constant(p)) if p else first_pixel) for p in range(pixels)]
         if c.zero_start:
-            zero = arith.constant(self.vector_type, ir.DenseElementsAttr.get_splat(
-                self.vector_type, ir.FloatAttr.get(ir.F32Type.get(), 0.0)))
-            start = [zero] * (pixels * vectors)
+            start = [vector_splat(self.vector_type, 0.0)] * (pixels * vectors)
         else:
             start = [vector.load(self.vector_type, c.out, [image_index, out_row, o, fv])
                      for o in outs for fv in features]
@@ -202,26 +217,22 @@ class _LaneEmitter:
         n, oh, ow, _ = self.conv.out_shape
         width = _LANES * self.VECTORS
         full = ow // width
-        if full:  # every block of every row, in one loop the thread pool shares out
-            blocks = scf.ForOp(index_constant(0), index_constant(n * oh * full), index_constant(1))
-            blocks.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
-            with ir.InsertionPoint(blocks.body):
-                row = arith.divui(blocks.induction_variable, index_constant(full))
-                first_pixel = _mul(arith.remui(blocks.induction_variable, index_constant(full)), width)
-                self._block(row, first_pixel, self.VECTORS)
-                scf.yield_([])
+        if full:
+            _blocks_of_rows(self.conv, full, width, lambda row, first_pixel: self._block(row, first_pixel, self.VECTORS))
         vectors, tail = divmod(ow - full * width, _LANES)
         if vectors or tail:
-            rows = scf.ForOp(index_constant(0), index_constant(n * oh), index_constant(1))
-            rows.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
-            with ir.InsertionPoint(rows.body):
-                if vectors:
-                    self._block(rows.induction_variable, index_constant(full * width), vectors)
-                pixels = scf.ForOp(index_constant(ow - tail), index_constant(ow), index_constant(1))
-                with ir.InsertionPoint(pixels.body):
-                    self._pixel(rows.induction_variable, pixels.induction_variable)
-                    scf.yield_([])
-                scf.yield_([])
+            _parallel_loop(n * oh, lambda row: self._row_end(row, full * width, vectors, tail))
+
+    def _row_end(self, row: ir.Value, first_pixel: int, vectors: int, tail: int) -> None:
+        """A row's pixels from ``first_pixel`` on: ``vectors`` single vectors, then
+        ``tail`` pixels one by one."""
+        if vectors:
+            self._block(row, index_constant(first_pixel), vectors)
+        ow = self.conv.out_shape[2]
+        pixels = scf.ForOp(index_constant(ow - tail), index_constant(ow), index_constant(1))
+        with ir.InsertionPoint(pixels.body):
+            self._pixel(row, pixels.induction_variable)
+            scf.yield_([])
 
     def _taps(self, image_index: ir.Value, out_row: ir.Value, start: list[ir.Value], read) -> list[ir.Value]:
         """``start`` plus, over the window, each weight times ``read(in_row, tap_offset)``
@@ -246,9 +257,7 @@ class _LaneEmitter:
         image_index, out_row = _image_and_row(self.conv, row)
         firsts = [_add(first_pixel, index_constant(v * _LANES)) if v else first_pixel for v in range(vectors)]
         if self.conv.zero_start:
-            zero = arith.constant(self.vector_type, ir.DenseElementsAttr.get_splat(
-                self.vector_type, ir.FloatAttr.get(ir.F32Type.get(), 0.0)))
-            start = [zero] * vectors
+            start = [vector_splat(self.vector_type, 0.0)] * vectors
         else:
             start = [vector.load(self.vector_type, self.out, [image_index, out_row, w]) for w in firsts]
 
@@ -305,7 +314,10 @@ class LowerDirectConvolutions(ModulePass):
         conv = _Conv(image, filt, out, tuple(ir.MemRefType(out.type).shape), (kh, kw, channels),
                      tuple(_pair(op, "strides")), tuple(_pair(op, "dilations")), zero_fill is not None)
         with ir.InsertionPoint(op), op.location:
-            _Emitter(conv, self.accumulators, self.max_pixels).emit()
+            if channels == 1 and conv.out_shape[3] == 1:
+                _LaneEmitter(conv).emit()
+            else:
+                _Emitter(conv, self.accumulators, self.max_pixels).emit()
         op.erase()
         if zero_fill is not None:
             zero_fill.erase()

@@ -55,7 +55,8 @@ class _Views:
     lhs_transposed: bool
 
 
-def _splat(vector_type: ir.VectorType, value: float) -> ir.Value:
+def vector_splat(vector_type: ir.VectorType, value: float) -> ir.Value:
+    """A constant vector of ``value`` in every lane."""
     return arith.constant(vector_type, ir.DenseElementsAttr.get_splat(
         vector_type, ir.FloatAttr.get(vector_type.element_type, value)))
 
@@ -103,7 +104,7 @@ class _Kernel:
         cols = [col if j == 0 else arith.addi(col, index_constant(j * self.width)) for j in range(self.tile_vectors)]
         row_index = [index_constant(first + i) for i in range(rows)]
         if self.zero_start:
-            start = [_splat(vector_type, 0.0)] * (rows * len(cols))
+            start = [vector_splat(vector_type, 0.0)] * (rows * len(cols))
         else:
             start = [vector.load(vector_type, views.out, [r, c]) for r in row_index for c in cols]
         loop = scf.ForOp(index_constant(0), index_constant(self.inner), index_constant(1), start)
@@ -117,7 +118,7 @@ class _Kernel:
                 for j, b in enumerate(rhs):
                     sums.append(vector.fma(lhs, b, loop.inner_iter_args[i * len(rhs) + j]))
             scf.yield_(sums)
-        alpha = _splat(vector_type, self.scale) if self.scale != 1.0 else None
+        alpha = vector_splat(vector_type, self.scale) if self.scale != 1.0 else None
         for value, (r, c) in zip(loop.results, ((r, c) for r in row_index for c in cols)):
             vector.store(value if alpha is None else arith.mulf(value, alpha), views.out, [r, c])
 
