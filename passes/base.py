@@ -173,12 +173,17 @@ def retype(value: ir.Value, new_type: ir.Type, convert_back, where: ir.Insertion
     converted.owner.operands[0] = value  # replace_all_uses_with rewired the conversion too
 
 
+def indexing_maps(op: ir.Operation) -> list[ir.AffineMap]:
+    """A linalg op's indexing maps, one per operand."""
+    return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+
+
 def generic_iterations(op: ir.Operation) -> int | None:
     """How many times a linalg.generic of static shapes runs its body (None: dynamic)."""
     ranges: dict[int, int] = {}
-    for attr, value in zip(op.attributes["indexing_maps"], op.operands):
+    for amap, value in zip(indexing_maps(op), op.operands):
         if isinstance(value.type, ir.RankedTensorType):
-            for expr, size in zip(ir.AffineMapAttr(attr).value.results, ir.RankedTensorType(value.type).shape):
+            for expr, size in zip(amap.results, ir.RankedTensorType(value.type).shape):
                 if isinstance(expr, ir.AffineDimExpr):
                     ranges[ir.AffineDimExpr(expr).position] = size
     if len(ranges) != len(op.attributes["iterator_types"]) or any(size < 0 for size in ranges.values()):

@@ -27,6 +27,7 @@ import dataclasses
 import math
 
 from xhlo._mlir import ir
+from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, defining_op, generic_iterations, op_name, walk_ops
 
@@ -54,7 +55,7 @@ def _copyable(op: ir.Operation) -> bool:
 
 
 def _is_bool_tensor(t: ir.Type) -> bool:
-    return isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).element_type == ir.IntegerType.get_signless(1)
+    return isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).element_type == sh.i1()
 
 
 def _is_broadcast(op: ir.Operation) -> bool:

@@ -28,22 +28,18 @@ import math
 
 from xhlo._mlir import arith, ir, tensor
 
-from .base import ModulePass, defining_op, generic_iterations, walk_ops
+from .base import ModulePass, defining_op, generic_iterations, indexing_maps, walk_ops
 
 # Ops a gather's body may grow to: producers that read one input twice (x * x) copy its
 # producers twice, so a deep chain of them would grow exponentially.
 MAX_BODY_OPS = 64
 
 
-def _maps(op: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-
-
 def _fusible_producer(op: ir.Operation) -> bool:
     iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
     if any("parallel" not in it for it in iterators):
         return False
-    maps = _maps(op)
+    maps = indexing_maps(op)
     n_inputs = len(op.operands) - len(op.results)
     if any(m != ir.AffineMap.get_minor_identity(len(iterators), len(iterators)) for m in maps[n_inputs:]):
         return False
@@ -70,7 +66,7 @@ def _fuse(extract: ir.Operation, producer: ir.Operation) -> None:
     block = producer.regions[0].blocks[0]
     mapping: dict = {}
     with ir.InsertionPoint(extract), extract.location:
-        for value, amap, arg in zip(producer.operands[:n_inputs], _maps(producer), block.arguments):
+        for value, amap, arg in zip(producer.operands[:n_inputs], indexing_maps(producer), block.arguments):
             if isinstance(value.type, ir.RankedTensorType):
                 at = [_position(e, indices) for e in amap.results]
                 mapping[arg] = tensor.ExtractOp(value, at).result
@@ -123,16 +119,11 @@ class FuseProducersIntoExtracts(ModulePass):
     NAME = "xhlo-fuse-producers-into-extracts"
 
     def run(self, module: ir.Operation) -> None:
-        while self._fuse_one(module):  # the new extracts may read fusible producers in turn
-            pass
-
-    @staticmethod
-    def _fuse_one(module: ir.Operation) -> bool:
-        """Fuse the first candidate found (the walk restarts: the list it made holds the
-        erased extract)."""
-        for extract in walk_ops(module, "tensor.extract"):
-            producer = _candidate(extract)
-            if producer is not None:
-                _fuse(extract, producer)
-                return True
-        return False
+        fused = True
+        while fused:  # the extracts a fusion makes may read fusible producers in turn
+            fused = False
+            for extract in walk_ops(module, "tensor.extract"):
+                producer = _candidate(extract)
+                if producer is not None:  # no extract of the list dies but this one:
+                    _fuse(extract, producer)  # producers read once and hold none
+                    fused = True

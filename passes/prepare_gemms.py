@@ -54,7 +54,7 @@ import math
 
 from xhlo._mlir import ir, linalg, tensor
 
-from .base import ModulePass, defining_op, walk_ops
+from .base import ModulePass, defining_op, indexing_maps, walk_ops
 
 BLAS_TAG = "xhlo.blas"
 DIRECT_CONV_TAG = "xhlo.direct_conv"  # on convolutions xhlo-lower-direct-convolutions computes
@@ -242,7 +242,7 @@ def matrix_orders(a_dims: list[int], b_dims: list[int], c_dims: list[int], n_loo
 
 
 def _ranges(op: ir.Operation) -> dict[int, int]:
-    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    maps = indexing_maps(op)
     ranges = {}
     for amap, value in zip(maps, op.operands):
         for d, size in zip(_dims(amap), ir.RankedTensorType(value.type).shape):
@@ -255,7 +255,7 @@ def _rewrite(op: ir.Operation, shape: GemmShape, transposed=None) -> list[ir.Ope
     ``transposed`` (from ``_result_transposed``): the contract computes what the generic's
     transposing user did, into a new accumulator, and replaces that user too. Returns the
     ops left dead, users first, for the caller to erase once its walk is done."""
-    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    maps = indexing_maps(op)
     order = (0, 1) if shape.lhs == 0 else (1, 0)
     init, replaced = op.operands[2], op
     if transposed is not None:
@@ -417,7 +417,7 @@ def _scale_of(op: ir.Operation) -> float | None:
     over one identity-mapped input, else None."""
     if op.name != "linalg.generic" or len(op.operands) != 2 or len(op.results) != 1:
         return None
-    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    maps = indexing_maps(op)
     if not maps[0].is_permutation or any(str(m) != str(maps[0]) for m in maps) \
             or not all("parallel" in str(it) for it in op.attributes["iterator_types"]):
         return None

@@ -43,7 +43,7 @@ import math
 from xhlo._mlir import arith, ir
 from xhlo.dialects import stablehlo as sh
 
-from .base import ModulePass
+from .base import ModulePass, indexing_maps
 from .vector_math import EXPANDED_ONLY_HERE
 
 TARGET = "xhlo.vectorize_target"
@@ -241,10 +241,6 @@ def _operand_shapes(op: ir.Operation) -> list[tuple[int, ...]] | None:
     return shapes
 
 
-def _maps(op: ir.Operation) -> list[ir.AffineMap]:
-    return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-
-
 def _dim_position(expr) -> int | None:
     return ir.AffineDimExpr(expr).position if isinstance(expr, ir.AffineDimExpr) else None
 
@@ -387,7 +383,7 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int) -> Tile
     bits = [_element_bits(t) for t in elements]
     if any(b is None for b in bits) or any(_is_bool(t) for t in elements):
         return None  # LLVM packs vectors of i1 into bits; i1 tensors hold one byte per element
-    maps = _maps(op)
+    maps = indexing_maps(op)
     window = not all(_plain_access(e) for m in maps for e in m.results)
     if window and not all(_monotone_access(e) for m in maps for e in m.results):
         return None
@@ -548,7 +544,7 @@ def _fold_unit_indices(op: ir.Operation) -> None:
     shapes = _operand_shapes(op)
     if shapes is None:
         return
-    ranges = _loop_ranges(_maps(op), shapes, len(op.attributes["iterator_types"]))
+    ranges = _loop_ranges(indexing_maps(op), shapes, len(op.attributes["iterator_types"]))
     if ranges is None:
         return
     for inner in list(op.regions[0].blocks[0].operations):
