@@ -33,12 +33,14 @@ class WidenLowPrecisionDot(ModulePass):
     def run(self, module: ir.Operation) -> None:
         for op in walk_ops(module, WIDENED_OPS):
             result_elem = sh.element_type(op.results[0])
-            if isinstance(result_elem, ir.ComplexType):
-                _convert_complex_operands(op, result_elem)
+            if isinstance(result_elem, ir.ComplexType):  # the linalg lowering mixes no complex types
+                _convert_operands(op, result_elem, lambda elem, to=result_elem: elem != to)
             elif sh.is_half_float(result_elem):
                 _compute_in_f32(op, result_elem)
-            elif isinstance(result_elem, ir.FloatType):
-                _widen_float_operands(op, ir.FloatType(result_elem))
+            elif isinstance(result_elem, ir.FloatType):  # bf16 x bf16 -> f32: an f32 GEMM (BLAS)
+                width = ir.FloatType(result_elem).width
+                _convert_operands(op, result_elem, lambda elem, width=width: isinstance(elem, ir.FloatType)
+                                  and ir.FloatType(elem).width < width)
 
 
 def _compute_in_f32(op: ir.Operation, result_elem: ir.Type) -> None:
@@ -55,18 +57,9 @@ def _compute_in_f32(op: ir.Operation, result_elem: ir.Type) -> None:
     op.erase()
 
 
-def _widen_float_operands(op: ir.Operation, result_elem: ir.FloatType) -> None:
-    """bf16 x bf16 -> f32 (JAX's preferred_element_type) as an f32 x f32 product: the
-    conversion is exact, and the product then takes the f32 GEMM (BLAS) path."""
+def _convert_operands(op: ir.Operation, to: ir.Type, converted) -> None:
+    """Convert (exactly) each operand whose element type ``converted`` accepts to ``to``."""
     for index, value in enumerate(op.operands):
-        elem = sh.element_type(value)
-        if isinstance(elem, ir.FloatType) and ir.FloatType(elem).width < result_elem.width:
+        if converted(sh.element_type(value)):
             with ir.InsertionPoint(op), op.location:
-                op.operands[index] = sh.convert(value, result_elem)
-
-
-def _convert_complex_operands(op: ir.Operation, result_elem: ir.Type) -> None:
-    for index, value in enumerate(op.operands):
-        if sh.element_type(value) != result_elem:
-            with ir.InsertionPoint(op), op.location:
-                op.operands[index] = sh.convert(value, result_elem)
+                op.operands[index] = sh.convert(value, to)
