@@ -199,8 +199,8 @@ STAGES: tuple[Stage, ...] = (
             "lower-affine",
             "convert-scf-to-cf",
             "convert-complex-to-standard",
-            # bf16 math in f32, so that only data is bf16 when xhlo-bf16-as-i16 runs
-            "math-extend-to-supported-types",
+            # bf16/f16 math in f32, rounded after each op: only data is bf16 when xhlo-bf16-as-i16 runs
+            "xhlo-extend-half-float-math",
             "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32}",
             # ... and the conversions integer code (a shift; rounding on the bits)
             "xhlo-bf16-conversions",

@@ -69,6 +69,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-fold-constant-atan2": "fold_constant_atan2:FoldConstantAtan2",
     "xhlo-squeeze-masked-transfer-reads": "squeeze_masked_transfer_reads:SqueezeMaskedTransferReads",
     "xhlo-bf16-conversions": "bf16_conversions:Bf16Conversions",
+    "xhlo-extend-half-float-math": "extend_half_float_math:ExtendHalfFloatMath",
     "xhlo-reduce-window-to-scan": "reduce_window_to_scan:ReduceWindowToScan",
     "xhlo-split-reductions": "split_reductions:SplitReductions",
     "xhlo-vector-math": "vector_math:VectorMath",

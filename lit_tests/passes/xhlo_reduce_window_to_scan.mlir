@@ -158,3 +158,31 @@ func.func @padding_counts(%x: tensor<5xf32>) -> tensor<5xf32> {
   }) : (tensor<5xf32>, tensor<f32>) -> tensor<5xf32>
   return %0 : tensor<5xf32>
 }
+
+// -----
+
+// A short suffix window of float sums keeps the window lowering: window i folds
+// x[i], x[i + 1], ... in that order, which a reverse scan would not. Longer ones scan.
+// CHECK-LABEL: func.func @short_reverse_cumsum
+// CHECK: stablehlo.reduce_window
+// CHECK-LABEL: func.func @long_reverse_cumsum
+// CHECK-NOT: stablehlo.reduce_window
+// CHECK: scf.for
+func.func @short_reverse_cumsum(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 15]]> : tensor<1x2xi64>, window_dimensions = array<i64: 16>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
+func.func @long_reverse_cumsum(%x: tensor<17xf32>) -> tensor<17xf32> {
+  %init = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 16]]> : tensor<1x2xi64>, window_dimensions = array<i64: 17>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %r = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %r : tensor<f32>
+  }) : (tensor<17xf32>, tensor<f32>) -> tensor<17xf32>
+  return %0 : tensor<17xf32>
+}
