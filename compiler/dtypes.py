@@ -33,6 +33,8 @@ MLIR_TO_NUMPY: dict[str, np.dtype] = {
     "f8E3M4": np.dtype(ml_dtypes.float8_e3m4),
     "f8E4M3": np.dtype(ml_dtypes.float8_e4m3),
     "f8E8M0FNU": np.dtype(ml_dtypes.float8_e8m0fnu),
+    "f6E2M3FN": np.dtype(ml_dtypes.float6_e2m3fn),
+    "f6E3M2FN": np.dtype(ml_dtypes.float6_e3m2fn),
     "f4E2M1FN": np.dtype(ml_dtypes.float4_e2m1fn),
     "complex<f32>": np.dtype(np.complex64),
     "complex<f64>": np.dtype(np.complex128),
@@ -42,7 +44,7 @@ NUMPY_TO_MLIR: dict[np.dtype, str] = {}
 for _name, _dt in MLIR_TO_NUMPY.items():
     NUMPY_TO_MLIR.setdefault(_dt, _name)
 
-SUB_BYTE_BITS = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4, "f4E2M1FN": 4}
+SUB_BYTE_BITS = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4, "f4E2M1FN": 4, "f6E2M3FN": 6, "f6E3M2FN": 6}
 _SIGNED_SUB_BYTE = ("i2", "i4")
 
 

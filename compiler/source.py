@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from . import check_syntax
 from ._mlir import ir, stablehlo_api
 from .errors import CompilerError, format_diagnostics
 
@@ -76,6 +77,10 @@ def _parse(data: str | bytes, context: ir.Context, name: str) -> ir.Module:
                 ) from None
         if isinstance(data, bytes):
             data = data.decode()
+        try:
+            data = check_syntax.to_generic(data)
+        except check_syntax.CheckSyntaxError as err:
+            raise CompilerError(f"{name}: {err}", stage="parse") from None
         try:
             return ir.Module.parse(data)
         except ir.MLIRError as err:

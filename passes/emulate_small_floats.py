@@ -31,7 +31,7 @@ from collections.abc import Callable
 from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass, PassError, walk_ops
 
 # Specials of a format: how (and whether) it encodes NaN, Inf and negative zero.
 IEEE = "ieee"  # all-ones exponent: Inf (mantissa 0) and NaNs, like f16
@@ -134,6 +134,19 @@ def _touches_small_float(op: ir.Operation) -> bool:
         for block in region.blocks:
             values.extend(block.arguments)
     return any(small_float_format(v.type) for v in values)
+
+
+# Types xhlo moves but does not compute on: decoding goes through an integer of the
+# same width, and StableHLO has no 6-bit integers to bitcast to.
+DATA_ONLY_FLOATS = frozenset({"f6E2M3FN", "f6E3M2FN"})
+
+
+def _refuse_data_only_floats(op: ir.Operation) -> None:
+    for value in [*op.operands, *op.results]:
+        elem = str(sh.scalar_type(value.type))
+        if elem in DATA_ONLY_FLOATS:
+            raise PassError(op, f"'{op.name}' computes on {elem}, which xhlo supports as data only "
+                                f"(constants, arguments, results, copies and reshapes), not in arithmetic or conversions")
 
 
 def _is_small_float(t: ir.Type) -> bool:
@@ -439,16 +452,16 @@ class EmulateSmallFloats(ModulePass):
 
         def visit(op):
             name = op.name
-            if (
-                name.startswith("stablehlo.")
-                and name not in DATA_MOVEMENT
-                and name != "stablehlo.convert"
-                and _touches_small_float(op.operation)
-            ):
-                computing.append(op.operation)
+            if name.startswith("stablehlo.") and name not in DATA_MOVEMENT:
+                arithmetic.append(op.operation)
+                if name != "stablehlo.convert" and _touches_small_float(op.operation):
+                    computing.append(op.operation)
             return ir.WalkResult.ADVANCE
 
+        arithmetic: list[ir.Operation] = []
         module.walk(visit, ir.WalkOrder.PRE_ORDER)
+        for op in arithmetic:
+            _refuse_data_only_floats(op)
         entries = []
         for op in computing:
             entries += widen_op(op)

@@ -353,3 +353,23 @@ def test_only_moves_and_bitcasts_remain_on_small_floats():
     np.testing.assert_array_equal(product, want.astype(np.float32))
     assert biggest.astype(np.float32) == max(0.0, want.astype(np.float32).max())
     np.testing.assert_array_equal(widened, a.astype(ml_dtypes.bfloat16))
+
+
+@pytest.mark.parametrize("elem,dtype", [("f6E2M3FN", ml_dtypes.float6_e2m3fn), ("f6E3M2FN", ml_dtypes.float6_e3m2fn)])
+def test_six_bit_floats_are_data(elem, dtype):
+    """f6 tensors pass through copies and constants bit for bit; arithmetic on them is
+    refused with the op named (StableHLO has no 6-bit integer to decode them through)."""
+    codes = np.arange(64, dtype=np.uint8).view(dtype)
+    t = f"tensor<64x{elem}>"
+    moved = xhlo.compile(f"""func.func @main(%a: {t}) -> ({t}, tensor<2x{elem}>) {{
+  %0 = stablehlo.reverse %a, dims = [0] : {t}
+  %c = stablehlo.constant dense<[1.0, -0.5]> : tensor<2x{elem}>
+  return %0, %c : {t}, tensor<2x{elem}>
+}}""")(codes)
+    np.testing.assert_array_equal(moved[0].view(np.uint8) & 0x3F, codes[::-1].view(np.uint8))
+    np.testing.assert_array_equal(moved[1].astype(np.float32), [1.0, -0.5])
+    with pytest.raises(xhlo.CompilerError, match=f"'stablehlo.add' computes on {elem}"):
+        xhlo.compile(f"""func.func @main(%a: {t}) -> {t} {{
+  %0 = stablehlo.add %a, %a : {t}
+  return %0 : {t}
+}}""")
