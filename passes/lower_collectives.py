@@ -62,6 +62,7 @@ _COLLECTIVE_OPS = (
     "stablehlo.reduce_scatter",
     "stablehlo.collective_permute",
     "stablehlo.collective_broadcast",
+    "stablehlo.collective_reduce",
     "stablehlo.replica_id",
     "stablehlo.partition_id",
     "stablehlo.send",
@@ -389,11 +390,13 @@ class _Lowering:
             raise PassError(op, problem)
         return pg.process_groups(self.grid, mode, raw)
 
-    def reduction_groups(self, op: ir.Operation) -> list[tuple[int, ...]]:
+    def reduction_groups(self, op: ir.Operation, *, uneven: bool = False) -> list[tuple[int, ...]]:
+        """The op's groups of global ids; of one size unless ``uneven`` (all_reduce)."""
         mode = pg.reduction_mode(_channel_id(op), _use_global_device_ids(op))
         if _use_global_device_ids(op) and _channel_id(op) <= 0:
             raise PassError(op, "use_global_device_ids needs a channel_handle with a positive id")
-        return self.equal_groups(op, self.groups(op, mode, _groups_attr(op), cover=True))
+        groups = self.groups(op, mode, _groups_attr(op), cover=True)
+        return groups if uneven else self.equal_groups(op, groups)
 
     def equal_groups(
         self, op: ir.Operation, groups: list[tuple[int, ...]]
@@ -426,7 +429,10 @@ class _Lowering:
         _replace(op, [_concat_leading(s, dimension) for s in stacked])
 
     def all_reduce(self, op: ir.Operation) -> None:
-        groups = self.reduction_groups(op)
+        groups = self.reduction_groups(op, uneven=True)
+        if pg.group_size(groups) is None:
+            _replace(op, self.gather_and_fold(op, groups))
+            return
         count = len(groups[0])
         xs = list(op.operands)
         in_place = count > 1 and self.split_reduction(op, xs, count, self.in_place_reduction_bytes)
@@ -441,10 +447,43 @@ class _Lowering:
                     fused.erase()
             _replace(op, reduced)
             return
+        _replace(op, self.gather_and_fold(op, groups))
+
+    def gather_and_fold(self, op: ir.Operation, groups: list[tuple[int, ...]]) -> list[ir.Value]:
+        """Every member gathers its group's operands and folds them in group order."""
+        if pg.group_size(groups) is None:
+            return self.uneven_all_reduce(op, groups)
+        count = len(groups[0])
+        xs = list(op.operands)
         stacked = runtime_call(
             "all_gather", xs, [_stacked_type(x, count) for x in xs], runtime_config(op, groups)
         )
-        _replace(op, [_fold(op.regions[0], s, count) for s in stacked])
+        return [_fold(op.regions[0], s, count) for s in stacked]
+
+    def uneven_all_reduce(self, op: ir.Operation, groups: list[tuple[int, ...]]) -> list[ir.Value]:
+        """Groups of different sizes: every device gathers every operand, folds each group's
+        members in group order and keeps its own group's fold (the runtime moves one shape
+        per call; such groups are rare, so the G-fold work is too)."""
+        everyone = tuple(range(self.grid.num_devices))
+        xs = list(op.operands)
+        stacked = runtime_call(
+            "all_gather", xs, [_stacked_type(x, len(everyone)) for x in xs], runtime_config(op, [everyone])
+        )
+        group_of = np.zeros(len(everyone), dtype=np.int32)
+        for index, group in enumerate(groups):
+            group_of[list(group)] = index
+        mine = sh.dynamic_slice(sh.constant_array(group_of), [self.global_id(op)], [1])
+        results = []
+        for s in stacked:
+            elem = ir.RankedTensorType(op.regions[0].blocks[0].arguments[0].type).element_type
+            s = sh.convert(s, elem) if sh.element_type(s) != elem else s
+            folds = [_fold_parts(op.regions[0], [_part(s, d) for d in group]) for group in groups]
+            shape = sh.shape_of(folds[0])
+            table = sh.concatenate([sh.reshape(f, [1, *shape]) for f in folds], 0)
+            zeros = [sh.index_scalar(0)] * len(shape)
+            picked = sh.dynamic_slice(table, [sh.reshape(mine, []), *zeros], [1, *shape])
+            results.append(sh.reshape(picked, shape))
+        return results
 
     def split_reduction(self, op: ir.Operation, xs: list[ir.Value], count: int, threshold: int) -> bool:
         """Operands of at least ``threshold`` bytes that split evenly, reduced in their own
@@ -580,10 +619,33 @@ class _Lowering:
         )
         _replace(op, [_zeros_unless(received, y)])
 
+    def collective_reduce(self, op: ir.Operation) -> None:
+        """A reduction kept only by the first member of each group, the others get zeros:
+        gathered and folded in group order (as a small all_reduce, groups of any sizes),
+        then selected by the device's global id."""
+        groups = self.groups(op, pg.channel_mode(_channel_id(op)), _groups_attr(op), cover=True)
+        reduced = self.gather_and_fold(op, groups)
+        roots = np.zeros(self.grid.num_devices, dtype=bool)
+        roots[[group[0] for group in groups]] = True
+        table = sh.constant_array(roots)
+        is_root = sh.reshape(sh.dynamic_slice(table, [self.global_id(op)], [1]), [])
+        _replace(op, [sh.select(is_root, value, sh.constant(0, r.type)) for value, r in zip(reduced, op.results)])
+
     # ids -------------------------------------------------------------------------------
 
-    def device_id(self, op: ir.Operation) -> None:
+    def device_ids(self, op: ir.Operation) -> ir.Value:
+        """This device's ``[replica_id, partition_id]`` (i64)."""
         (ids,) = runtime_call("device_id", [], [sh.tensor_type([2], sh.i64())], runtime_config(op, []))
+        return ids
+
+    def global_id(self, op: ir.Operation) -> ir.Value:
+        """This device's global id, replica_id * num_partitions + partition_id (0-d i64)."""
+        ids = self.device_ids(op)
+        replica, partition = (sh.reshape(sh.slice(ids, [i], [i + 1]), []) for i in (0, 1))
+        return sh.add(sh.multiply(replica, sh.constant(self.grid.partitions, replica.type)), partition)
+
+    def device_id(self, op: ir.Operation) -> None:
+        ids = self.device_ids(op)
         index = 0 if op.name == "stablehlo.replica_id" else 1
         part = sh.reshape(sh.slice(ids, [index], [index + 1]), [])
         result_elem = ir.RankedTensorType(op.results[0].type).element_type
@@ -705,6 +767,7 @@ class LowerCollectives(ModulePass):
             "stablehlo.reduce_scatter": lowering.reduce_scatter,
             "stablehlo.collective_permute": lowering.collective_permute,
             "stablehlo.collective_broadcast": lowering.collective_broadcast,
+            "stablehlo.collective_reduce": lowering.collective_reduce,
             "stablehlo.replica_id": lowering.device_id,
             "stablehlo.partition_id": lowering.device_id,
             "stablehlo.send": lowering.send,

@@ -482,6 +482,59 @@ def test_collective_broadcast_spec_example():
         np.testing.assert_array_equal(out[d][0], expected)
 
 
+@pytest.mark.parametrize(
+    "groups,channel,partitions",
+    [([[0, 1, 2, 3]], "", 1), ([[2, 1], [0, 3]], "", 1),
+     # a channel: groups of partitions, one per replica (2 replicas x 2 partitions)
+     ([[1, 0]], ", channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>", 2)],
+)
+def test_collective_reduce(groups, channel, partitions):
+    """Each group's first member gets the group's reduction (in group order), the others
+    zeros (StableHLO's collective_reduce); 4 devices."""
+    src = module(
+        "(%x: tensor<3xf32>) -> tensor<3xf32>",
+        f"""  %0 = "stablehlo.collective_reduce"(%x) {region("multiply", "f32")} {{replica_groups = {groups_attr(groups)}{channel}}}
+      : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>""",
+        replicas=4 // partitions,
+        partitions=partitions,
+    )
+    xs = [np.array([1.5, -2.0, 3.0], np.float32) + d for d in range(4)]
+    _, out = run(src, [(x,) for x in xs])
+    if partitions == 1:
+        device_groups = groups
+    else:  # partition ids within each replica's row of devices
+        device_groups = [[replica * partitions + p for p in group] for group in groups for replica in range(2)]
+    want = [np.zeros(3, np.float32) for _ in range(4)]
+    for group in device_groups:
+        want[group[0]] = np.prod([xs[d] for d in group], axis=0)
+    for d in range(4):
+        np.testing.assert_array_equal(out[d][0], want[d])
+
+
+@pytest.mark.parametrize("groups", [[[0, 1], [2, -1]], [[3, 0, 2], [1, -1, -1]], [[1, -1], [2, -1], [0, 3]]])
+def test_all_reduce_groups_of_different_sizes(groups):
+    """Ragged replica_groups (padded with -1): each device folds its own group in group
+    order; 3 or 4 devices."""
+    members = [[d for d in g if d >= 0] for g in groups]
+    devices = sum(len(g) for g in members)
+    src = module(
+        "(%x: tensor<3xf32>) -> tensor<3xf32>",
+        f"""  %0 = "stablehlo.all_reduce"(%x) {region("subtract", "f32")} {{replica_groups = {groups_attr(groups)}}}
+      : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>""",
+        replicas=devices,
+    )
+    xs = [np.array([1.5, -2.0, 30.0], np.float32) * (d + 1) for d in range(devices)]
+    _, out = run(src, [(x,) for x in xs])
+    for group in members:
+        want = xs[group[0]]
+        for d in group[1:]:
+            want = want - xs[d]
+        for d in group:
+            np.testing.assert_array_equal(out[d][0], want)
+
+
 def test_replica_and_partition_ids():
     src = module(
         "() -> (tensor<ui32>, tensor<ui32>)",

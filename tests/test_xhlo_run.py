@@ -65,3 +65,46 @@ def test_split_file_runs_every_zero_argument_function(tmp_path):
     proc = run(path)
     assert proc.returncode == 1
     assert "@t2" in proc.stdout and "0 passed, 1 failed" in proc.stdout
+
+
+RUN_PARALLEL = """module {{
+  func.func @sum(%x: tensor<2xi64>) -> (tensor<2xi64>, tensor<ui32>) {{
+    %0 = "stablehlo.all_reduce"(%x) ({{
+      ^bb0(%a: tensor<i64>, %b: tensor<i64>):
+        %s = stablehlo.add %a, %b : tensor<i64>
+        stablehlo.return %s : tensor<i64>
+    }}) {{replica_groups = dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>}} : (tensor<2xi64>) -> tensor<2xi64>
+    %id = stablehlo.replica_id : tensor<ui32>
+    return %0, %id : tensor<2xi64>, tensor<ui32>
+  }}
+  func.func @main() {{
+    %x0 = stablehlo.constant dense<[1, 2]> : tensor<2xi64>
+    %x1 = stablehlo.constant dense<[10, 20]> : tensor<2xi64>
+    %x2 = stablehlo.constant dense<[100, 200]> : tensor<2xi64>
+    %x3 = stablehlo.add %x2, %x2 : tensor<2xi64>
+    %r:8 = "interpreter.run_parallel"(%x0, %x1, %x2, %x3) {{programs = [[@{second}], [@sum], [@sum], [@sum]]}}
+        : (tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>)
+        -> (tensor<2xi64>, tensor<ui32>, tensor<2xi64>, tensor<ui32>, tensor<2xi64>, tensor<ui32>, tensor<2xi64>, tensor<ui32>)
+    check.expect_eq_const %r#0, dense<[11, 22]> : tensor<2xi64>
+    check.expect_eq_const %r#2, dense<[11, 22]> : tensor<2xi64>
+    check.expect_eq_const %r#4, dense<[{third}, 600]> : tensor<2xi64>
+    check.expect_eq_const %r#7, dense<3> : tensor<ui32>
+    func.return
+  }}
+}}
+"""
+
+
+def test_interpreter_run_parallel(tmp_path):
+    """The reference interpreter's collective tests: main's inputs go to one program per
+    replica, its checks read their results (4 in-process devices)."""
+    good, bad, mpmd = (tmp_path / f"{name}.mlir" for name in ("good", "bad", "mpmd"))
+    good.write_text(RUN_PARALLEL.format(second="sum", third=300))
+    bad.write_text(RUN_PARALLEL.format(second="sum", third=301))
+    mpmd.write_text(RUN_PARALLEL.format(second="main", third=300))
+    proc = run(good, bad, mpmd)
+    lines = proc.stdout.splitlines()
+    assert f"PASS {good}" in lines
+    assert any(line.startswith(f"FAIL {bad}: ") and "1 of 2 elements differ" in line for line in lines)
+    assert any(line.startswith(f"FAIL {mpmd}: ") and "one program on every device" in line for line in lines)
+    assert "Traceback" not in proc.stdout + proc.stderr

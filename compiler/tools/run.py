@@ -52,9 +52,10 @@ def run_file(path: str, entry: str | None, inputs: str | None, outputs: str | No
     """(passed, reason). Runs ``entry`` (default ``main``), or every zero-argument
     public function when the module has no such function (split test files)."""
     import numpy as np
-
     import xhlo
     from xhlo.checks import CheckFailure
+
+    from . import run_parallel
 
     text = Path(path).read_text()
     chunks = split_chunks(text)
@@ -63,6 +64,13 @@ def run_file(path: str, entry: str | None, inputs: str | None, outputs: str | No
     saved = {}
     for index, chunk in enumerate(chunks):
         where = path if len(chunks) == 1 else f"{path} (chunk {index + 1})"
+        try:
+            programs = run_parallel.run_chunk(chunk, path)
+        except CheckFailure as err:
+            return False, f"{where}: {err}"
+        if programs is not None:
+            ran += 1
+            continue
         probe = xhlo.compile(chunk, entry=_any_entry(chunk, entry), keep_ir=False, filename=path)
         names = [entry or "main"] if (entry or "main") in probe.signatures else [
             n for n, s in probe.signatures.items() if not s.inputs

@@ -174,6 +174,54 @@ module attributes {mhlo.num_replicas = 4 : i32} {
 
 // -----
 
+// collective_reduce: gathered and folded like a small all_reduce; each group's first
+// member (global ids 2 and 0) keeps the result, selected by the device's global id.
+
+// CHECK-LABEL: func.func @collective_reduce
+// CHECK: %[[G:.*]] = stablehlo.custom_call @xhlo.runtime.all_gather
+// CHECK-SAME: groups = dense<{{\[\[}}2, 1], [0, 3]]> : tensor<2x2xi64>
+// CHECK: %[[SUM:.*]] = "stablehlo.map"
+// CHECK: %[[ROOTS:.*]] = stablehlo.constant dense<[true, false, true, false]> : tensor<4xi1>
+// CHECK: stablehlo.custom_call @xhlo.runtime.device_id()
+// CHECK: %[[ROOT:.*]] = stablehlo.dynamic_slice %[[ROOTS]]
+// CHECK: %[[IS_ROOT:.*]] = stablehlo.reshape %[[ROOT]] : (tensor<1xi1>) -> tensor<i1>
+// CHECK: stablehlo.select %[[IS_ROOT]], %[[SUM]], %{{.*}} : tensor<i1>, tensor<2xf32>
+module attributes {mhlo.num_replicas = 4 : i32} {
+  func.func @collective_reduce(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = "stablehlo.collective_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[2, 1], [0, 3]]> : tensor<2x2xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+
+// -----
+
+// all_reduce over groups of different sizes: every device gathers all operands, folds
+// each group, and picks its own group's fold by its global id (group of device d: [0, 0, 0, 1]).
+
+// CHECK-LABEL: func.func @uneven_all_reduce
+// CHECK: %[[G:.*]] = stablehlo.custom_call @xhlo.runtime.all_gather
+// CHECK-SAME: groups = dense<{{\[\[}}0, 1, 2, 3]]> : tensor<1x4xi64>
+// CHECK: stablehlo.constant dense<[0, 0, 0, 1]> : tensor<4xi32>
+// CHECK: "stablehlo.map"
+// CHECK: %[[TABLE:.*]] = stablehlo.concatenate
+// CHECK: stablehlo.dynamic_slice %[[TABLE]]
+module attributes {mhlo.num_replicas = 4 : i32} {
+  func.func @uneven_all_reduce(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = "stablehlo.all_reduce"(%x) ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) {replica_groups = dense<[[0, 1, 2], [3, -1, -1]]> : tensor<2x3xi64>} : (tensor<2xf32>) -> tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
+
+// -----
+
 // replica_id and partition_id read [replica, partition] from the runtime.
 
 // CHECK-LABEL: func.func @ids
@@ -266,20 +314,6 @@ module attributes {mhlo.num_replicas = 2 : i32} {
     // expected-error@+1 {{xhlo-lower-collectives: replica id 3 is out of range: the program has 2 replicas (cross_replica)}}
     %0 = "stablehlo.collective_broadcast"(%x) {replica_groups = dense<[[1, 3]]> : tensor<1x2xi64>}
         : (tensor<2xf32>) -> tensor<2xf32>
-    return %0 : tensor<2xf32>
-  }
-}
-
-// -----
-
-module attributes {mhlo.num_replicas = 4 : i32} {
-  func.func @unequal_groups(%x: tensor<2xf32>) -> tensor<2xf32> {
-    // expected-error@+1 {{xhlo-lower-collectives: replica groups of different sizes are not supported: [[0, 1, 2], [3]]}}
-    %0 = "stablehlo.all_reduce"(%x) ({
-    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
-      %s = stablehlo.add %a, %b : tensor<f32>
-      stablehlo.return %s : tensor<f32>
-    }) {replica_groups = dense<[[0, 1, 2], [3, -1, -1]]> : tensor<2x3xi64>} : (tensor<2xf32>) -> tensor<2xf32>
     return %0 : tensor<2xf32>
   }
 }
