@@ -230,6 +230,26 @@ def test_four_ranks_match_the_in_process_run(tmp_path):
     np.testing.assert_array_equal(out["out2_dev1"], xs[3])  # replicas swap within partition 1
 
 
+def test_collective_reduce_and_uneven_groups_on_four_ranks(tmp_path):
+    """collective_reduce and an all_reduce over groups of 3 and 1 ranks, against numpy."""
+    program = module(
+        "(%x: tensor<3xi32>) -> (tensor<3xi32>, tensor<3xi32>)",
+        f"""  %0 = "stablehlo.collective_reduce"(%x) {region("add", "i32")} {{replica_groups = {groups_attr([[3, 0], [1, 2]])}}}
+      : (tensor<3xi32>) -> tensor<3xi32>
+  %1 = "stablehlo.all_reduce"(%x) {region("maximum", "i32")} {{replica_groups = {groups_attr([[0, 2, 3], [1, -1, -1]])}}}
+      : (tensor<3xi32>) -> tensor<3xi32>
+  return %0, %1 : tensor<3xi32>, tensor<3xi32>""",
+        replicas=4,
+    )
+    xs = [np.array([5, -7, 11], np.int32) * (d + 1) % 13 for d in range(4)]
+    out = xhlo_run(4, program, {f"arg0_dev{d}": x for d, x in enumerate(xs)}, tmp_path)
+    reduced = {3: xs[3] + xs[0], 1: xs[1] + xs[2]}
+    for d in range(4):
+        np.testing.assert_array_equal(out[f"out0_dev{d}"], reduced.get(d, np.zeros(3, np.int32)))
+        want = xs[1] if d == 1 else np.maximum(np.maximum(xs[0], xs[2]), xs[3])
+        np.testing.assert_array_equal(out[f"out1_dev{d}"], want)
+
+
 @pytest.mark.parametrize("elem", ["bf16", "i32", "i64"])
 def test_collectives_of_every_element_type_on_two_ranks(tmp_path, elem):
     """The byte-moving transport and the compiled folds for 16- and 64-bit types, against numpy."""
