@@ -90,6 +90,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-fold-identity-ops",
             # jnp.pad(mode="reflect") chains: a slice of a concatenation reads the operand
             "xhlo-fold-concatenate-slices",
+            # x[rows, cols]: one linear index per element instead of a concatenated index buffer
+            "xhlo-linearize-point-gathers",
             # before MLIR's math folder, which makes atan2(0, 0) NaN
             "xhlo-fold-constant-atan2",
             "func.func(canonicalize)",
