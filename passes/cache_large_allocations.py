@@ -108,7 +108,7 @@ def allocator_source(min_bytes: int, slots: int, declarations: str = "") -> str:
     llvm.return
   }}
 
-  llvm.func internal @{ALLOC}(%size: i64) -> !llvm.ptr {{
+  llvm.func internal @{ALLOC}(%size: i64) -> !llvm.ptr attributes {{no_inline}} {{
 {consts}    %large = llvm.icmp "uge" %size, %min : i64
     llvm.cond_br %large, ^lock, ^fresh
   ^lock:
@@ -142,7 +142,7 @@ def allocator_source(min_bytes: int, slots: int, declarations: str = "") -> str:
     llvm.return %user : !llvm.ptr
   }}
 
-  llvm.func internal @{FREE}(%user: !llvm.ptr) {{
+  llvm.func internal @{FREE}(%user: !llvm.ptr) attributes {{no_inline}} {{
 {consts}    %null = llvm.mlir.zero : !llvm.ptr
     %none = llvm.icmp "eq" %user, %null : !llvm.ptr
     llvm.cond_br %none, ^done, ^block

@@ -17,6 +17,7 @@ the pass repeats until nothing merges.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from xhlo._mlir import ir
 
@@ -40,6 +41,26 @@ def _code(func: ir.Operation) -> str:
     return func.get_asm(assume_verified=True, use_local_scope=True).replace(f"@{_name(func)}(", "@_(", 1)
 
 
+_REFERRERS = {"func.constant": "value", "func.call": "callee"}  # how bodies are reached
+
+
+def _rename_references(module: ir.Operation, renames: dict[str, str]) -> None:
+    """Point every reference to a key of ``renames`` at its value, in one walk (a symbol
+    table replacement per merged body walked the whole module each time: 0.4 s for a
+    module of 200 bodies)."""
+    targets = {name: ir.FlatSymbolRefAttr.get(new) for name, new in renames.items()}
+
+    def visit(op):
+        attribute = _REFERRERS.get(op.name)
+        if attribute is not None:
+            ref = ir.FlatSymbolRefAttr(op.attributes[attribute]).value
+            if ref in targets:
+                op.attributes[attribute] = targets[ref]
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+
+
 def _merge_once(module: ir.Operation, codes: dict[str, str]) -> bool:
     """One round; ``codes`` keeps the printed bodies between rounds (a body printed
     again only when it referred to a body merged away)."""
@@ -51,7 +72,7 @@ def _merge_once(module: ir.Operation, codes: dict[str, str]) -> bool:
     by_signature: dict[tuple, list[ir.Operation]] = {}
     for body in bodies:
         by_signature.setdefault(_signature(body), []).append(body)
-    merged: list[str] = []
+    renames: dict[str, str] = {}
     for group in by_signature.values():
         if len(group) < 2:
             continue
@@ -60,14 +81,19 @@ def _merge_once(module: ir.Operation, codes: dict[str, str]) -> bool:
             name = _name(body)
             code = codes.get(name) or codes.setdefault(name, _code(body))
             if code in first_with_code:
-                ir.SymbolTable.replace_all_symbol_uses(name, first_with_code[code], module)
+                renames[name] = first_with_code[code]
                 body.erase()
-                merged.append(name)
             else:
                 first_with_code[code] = name
-    for name in [n for n, code in codes.items() if any(f"@{m}" in code for m in merged)]:
+    if not renames:
+        return False
+    _rename_references(module, renames)
+    for name in [n for n, code in codes.items() if set(_REFERENCE.findall(code)) & renames.keys()]:
         del codes[name]
-    return bool(merged)
+    return True
+
+
+_REFERENCE = re.compile(r"@([\w$.-]+)")
 
 
 @dataclasses.dataclass(frozen=True)
