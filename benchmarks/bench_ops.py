@@ -52,6 +52,7 @@ def _cases() -> list[Case]:
     import jax
     import jax.numpy as jnp
     import jax.scipy.linalg as jsl
+    import jax.scipy.ndimage
     from jax import lax
 
     def spd(n):
@@ -160,6 +161,11 @@ def _cases() -> list[Case]:
         Case("conv1d NWC 8x4096x64 k5",
              lambda x, w: lax.conv_general_dilated(x, w, (1,), "SAME", dimension_numbers=("NWC", "WIO", "NWC")),
              lambda: (_normal(8, 4096, 64), _normal(5, 64, 64) * 0.05), 1e-3, 1e-3),
+        Case("x[rows, cols] 1024x1024 at 1M", lambda x, r, c: x[r, c],
+             lambda: (_normal(1024, 1024), _ints(-1100, 1100, 1 << 20), _ints(0, 1024, 1 << 20)), 0, 0),
+        Case("map_coordinates 512x512 at 1M", lambda img, c: jax.scipy.ndimage.map_coordinates(img, c, order=1),
+             lambda: (_normal(512, 512), RNG.uniform(0, 511, (2, 1 << 20)).astype(np.float32)), 1e-4, 1e-4),
+        Case("random beta 1M", lambda s: jax.random.beta(key(s), 2.0, 3.0, (1 << 20,)), lambda: (seed,), 1e-4, 1e-4),
     ]
 
 
