@@ -195,18 +195,43 @@ def matrix_plan(op: ir.Operation) -> tuple[GemmShape, list[Matrix], list[int]] |
     return shape, matrices, batch_sizes
 
 
+_VIEWS = (*RESHAPES, "memref.subview", "memref.view", "memref.cast", "memref.reinterpret_cast")
+
+
+def _root(buffer: ir.Value) -> ir.Value:
+    """The function argument or allocation a memref views."""
+    while (view := defining_op(buffer)) is not None and view.name in _VIEWS:
+        buffer = view.operands[0]
+    return buffer
+
+
+def _writes_only_elsewhere(op: ir.Operation, root: ir.Value) -> bool:
+    """A linalg op on memrefs whose outputs view other buffers than ``root`` (the padded copy
+    of a convolution's input between the fill of its output and the convolution)."""
+    if not op.name.startswith("linalg.") or len(op.results) or not isinstance(root, ir.BlockArgument):
+        return False
+    segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])) \
+        if "operandSegmentSizes" in op.attributes else [len(op.operands) - 1, 1]
+    inits = list(op.operands)[len(op.operands) - segments[-1]:]
+    roots = [_root(v) for v in inits]
+    # buffers are function arguments (distinct: inputs are never written) or allocations
+    return all(r != root and (isinstance(r, ir.BlockArgument) or defining_op(r, "memref.alloc")) for r in roots)
+
+
 def zero_fill_before(op: ir.Operation) -> ir.Operation | None:
     """The tagged +0.0 fill of the contraction's whole output buffer, the last op before it
-    that writes memory (reshapes and constants may sit between), or None."""
+    that writes that buffer (reshapes, constants and linalg ops writing other buffers may
+    sit between), or None."""
     buffer = op.operands[2]
     while (reshape := defining_op(buffer)) is not None and reshape.name in RESHAPES:
         buffer = reshape.operands[0]
+    root = _root(buffer)
     previous = None
     for candidate in op.operation.block.operations:
         candidate = candidate.operation
         if candidate == op.operation:
             break
-        if candidate.name not in _WRITE_NOTHING:
+        if candidate.name not in (*_WRITE_NOTHING, *_VIEWS) and not _writes_only_elsewhere(candidate, root):
             previous = candidate
     if previous is not None and previous.name == "linalg.fill" and BLAS_TAG in previous.attributes \
             and previous.operands[1] == buffer and is_positive_zero(previous.operands[0]):

@@ -110,3 +110,44 @@ func.func @channel_loop(%image: memref<1x1x66x16xf32>, %filter: memref<1x3x16x16
     ins(%image, %filter : memref<1x1x66x16xf32>, memref<1x3x16x16xf32>) outs(%out : memref<1x1x64x16xf32>)
   return
 }
+
+// -----
+
+// "SAME" padding: the padded copy of the image is written between the output's fill and
+// the convolution, into another buffer (the scratch arena): the fill still goes.
+// CHECK-LABEL: func.func @padded_image
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.map
+// CHECK: linalg.copy
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+func.func @padded_image(%image: memref<1x4x4x2xf32>, %filter: memref<3x3x2x16xf32>, %out: memref<1x4x4x16xf32>, %scratch: memref<1024xi8>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%out : memref<1x4x4x16xf32>)
+  %c0 = arith.constant 0 : index
+  %padded = memref.view %scratch[%c0][] : memref<1024xi8> to memref<1x6x6x2xf32>
+  linalg.map outs(%padded : memref<1x6x6x2xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %inner = memref.subview %padded[0, 1, 1, 0] [1, 4, 4, 2] [1, 1, 1, 1] : memref<1x6x6x2xf32> to memref<1x4x4x2xf32, strided<[72, 12, 2, 1], offset: 14>>
+  linalg.copy ins(%image : memref<1x4x4x2xf32>) outs(%inner : memref<1x4x4x2xf32, strided<[72, 12, 2, 1], offset: 14>>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, xhlo.blas, xhlo.direct_conv}
+    ins(%padded, %filter : memref<1x6x6x2xf32>, memref<3x3x2x16xf32>) outs(%out : memref<1x4x4x16xf32>)
+  return
+}
+
+// -----
+
+// A write into the output itself between its fill and the convolution keeps the fill.
+// CHECK-LABEL: func.func @output_written_before
+// CHECK: linalg.fill
+func.func @output_written_before(%image: memref<1x6x6x2xf32>, %filter: memref<3x3x2x16xf32>, %out: memref<1x4x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%out : memref<1x4x4x16xf32>)
+  %row = memref.subview %out[0, 0, 0, 0] [1, 1, 4, 16] [1, 1, 1, 1] : memref<1x4x4x16xf32> to memref<1x1x4x16xf32, strided<[256, 64, 16, 1]>>
+  linalg.fill ins(%one : f32) outs(%row : memref<1x1x4x16xf32, strided<[256, 64, 16, 1]>>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, xhlo.blas, xhlo.direct_conv}
+    ins(%image, %filter : memref<1x6x6x2xf32>, memref<3x3x2x16xf32>) outs(%out : memref<1x4x4x16xf32>)
+  return
+}
