@@ -138,13 +138,13 @@ def _touches_small_float(op: ir.Operation) -> bool:
 
 # Types xhlo moves but does not compute on: decoding goes through an integer of the
 # same width, and StableHLO has no 6-bit integers to bitcast to.
-DATA_ONLY_FLOATS = frozenset({"f6E2M3FN", "f6E3M2FN"})
+DATA_ONLY_FLOATS = (ir.Float6E2M3FNType, ir.Float6E3M2FNType)
 
 
 def _refuse_data_only_floats(op: ir.Operation) -> None:
     for value in [*op.operands, *op.results]:
-        elem = str(sh.scalar_type(value.type))
-        if elem in DATA_ONLY_FLOATS:
+        elem = sh.scalar_type(value.type)
+        if isinstance(elem, DATA_ONLY_FLOATS):
             raise PassError(op, f"'{op.name}' computes on {elem}, which xhlo supports as data only "
                                 f"(constants, arguments, results, copies and reshapes), not in arithmetic or conversions")
 

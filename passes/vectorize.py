@@ -650,8 +650,8 @@ class Vectorize(ModulePass):
                 continue
             tag = ir.IntegerAttr.get(i64, number)
             op.attributes[TARGET] = tag
-            # the scripts match the tag below the op's parent, which tiling keeps: a walk of
-            # the whole module per op made this pass quadratic (0.2 s for 230 ops)
+            # the scripts match the tag below the op's parent, which tiling keeps, not in
+            # the whole module (jax.random.beta's 230 scripts: 0.34 -> 0.29 s)
             scope = op.parent
             if gather:  # tile, hoist the row lookup out of the tile, then vectorize
                 if _apply(scope, plan.tile_script(number)):
