@@ -171,6 +171,8 @@ STAGES: tuple[Stage, ...] = (
             # few rows: register-blocked vector loops (no packing, no BLAS threads)
             "xhlo-lower-small-gemms",
             "xhlo-gemm-to-blas",
+            # fills and copies bufferization wrote (a convolution's padding): slices on the pool
+            "xhlo-split-buffer-fills",
             # horizontal reductions (shuffle trees), not one lane after another
             "func.func(lower-vector-multi-reduction{lowering-strategy=inner-reduction})",
             "func.func(lower-vector-mask)",

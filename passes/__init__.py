@@ -68,6 +68,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-fold-identity-ops": "fold_identity_ops:FoldIdentityOps",
     "xhlo-fold-constant-atan2": "fold_constant_atan2:FoldConstantAtan2",
     "xhlo-linearize-point-gathers": "linearize_point_gathers:LinearizePointGathers",
+    "xhlo-split-buffer-fills": "split_buffer_fills:SplitBufferFills",
     "xhlo-squeeze-masked-transfer-reads": "squeeze_masked_transfer_reads:SqueezeMaskedTransferReads",
     "xhlo-bf16-conversions": "bf16_conversions:Bf16Conversions",
     "xhlo-extend-half-float-math": "extend_half_float_math:ExtendHalfFloatMath",
