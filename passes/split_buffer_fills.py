@@ -18,16 +18,13 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from xhlo._mlir import arith, ir, memref, scf
+from xhlo._mlir import ir, memref, scf
 
 from .base import ModulePass, walk_ops
+from .gemm_to_blas import index_constant
 from .vectorize import PARALLEL_LOOP
 
 _SPLIT = ("linalg.fill", "linalg.copy", "linalg.map")
-
-
-def _index(value: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), value)
 
 
 def _shape(op: ir.Operation) -> list[int] | None:
@@ -40,7 +37,7 @@ def _shape(op: ir.Operation) -> list[int] | None:
 
 
 def _split(op: ir.Operation, shape: list[int], dim: int) -> None:
-    loop = scf.ForOp(_index(0), _index(shape[dim]), _index(1))
+    loop = scf.ForOp(index_constant(0), index_constant(shape[dim]), index_constant(1))
     loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
     with ir.InsertionPoint(loop.body):
         position = loop.induction_variable
