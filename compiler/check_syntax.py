@@ -27,7 +27,7 @@ class CheckSyntaxError(ValueError):
     """A check op whose custom syntax does not follow its assembly format."""
 
 
-def _balanced(text: str, start: int, open_: str, close: str) -> int:
+def balanced(text: str, start: int, open_: str = "<", close: str = ">") -> int:
     """Index just past the group that opens at ``text[start]``."""
     depth = 0
     for i in range(start, len(text)):
@@ -47,7 +47,7 @@ def _type(text: str, pos: int) -> tuple[str, int]:
         raise CheckSyntaxError(f"expected a type at offset {pos}")
     end = match.end()
     if end < len(text) and text[end] == "<":
-        end = _balanced(text, end, "<", ">")
+        end = balanced(text, end)
     return text[match.start(1) : end], end
 
 
@@ -56,7 +56,7 @@ def _attribute(text: str, pos: int) -> tuple[str, int]:
     match = re.compile(r"\s*(\w+)<").match(text, pos)
     if match is None:
         raise CheckSyntaxError(f"expected an elements attribute at offset {pos}")
-    end = _balanced(text, match.end() - 1, "<", ">")
+    end = balanced(text, match.end() - 1)
     colon = re.compile(r"\s*:\s*").match(text, end)
     if colon is None:
         raise CheckSyntaxError(f"expected ': type' after the attribute at offset {end}")
@@ -92,7 +92,7 @@ def _rewrite_one(text: str, match: re.Match) -> tuple[str, int]:
         pos = value.end()
     dictionary = re.compile(r"\s*\{").match(text, pos)
     if dictionary is not None:
-        end = _balanced(text, dictionary.end() - 1, "{", "}")
+        end = balanced(text, dictionary.end() - 1, "{", "}")
         extra = text[dictionary.end() : end - 1].strip()
         pos = end
     else:
@@ -135,7 +135,7 @@ def _typed(name: str, value: str) -> str:
 
 def to_generic(text: str) -> str:
     """``text`` with every check op of the custom syntax in the generic form."""
-    if _OP.search(text) is None:
+    if "check." not in text or _OP.search(text) is None:  # the first test is a fast scan
         return text
     pieces, pos = [], 0
     for match in _OP.finditer(text):

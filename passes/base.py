@@ -14,6 +14,10 @@ from typing import ClassVar
 
 from xhlo._mlir import ir
 
+# Ops whose result views their first (memref) operand: the same memory, nothing copied.
+MEMREF_VIEWS = frozenset({"memref.subview", "memref.view", "memref.cast", "memref.reinterpret_cast",
+                          "memref.collapse_shape", "memref.expand_shape", "memref.transpose"})
+
 
 class PassError(Exception):
     """Raised inside a pass to fail it with a diagnostic at ``op``'s location."""

@@ -26,23 +26,12 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, op_name, walk_ops
+from .base import MEMREF_VIEWS, ModulePass, op_name, walk_ops
 from .lower_runtime_calls import read_arguments
 
 # ops that read their memref operands and write none of them
 _READS = frozenset(
     {"memref.load", "memref.dim", "vector.transfer_read", "vector.load", "vector.maskedload", "vector.gather"}
-)
-# ops whose result is a view of their first operand
-_VIEWS = frozenset(
-    {
-        "memref.subview",
-        "memref.cast",
-        "memref.reinterpret_cast",
-        "memref.collapse_shape",
-        "memref.expand_shape",
-        "memref.transpose",
-    }
 )
 
 
@@ -65,7 +54,7 @@ def _only_read(value: ir.Value, guards: list[ir.Value], reads: dict[str, frozens
         name = op_name(user)
         if name in _READS or (name == "memref.copy" and index == 0):
             continue
-        if name in _VIEWS and index == 0 and _only_read(user.results[0], guards, reads):
+        if name in MEMREF_VIEWS and index == 0 and _only_read(user.results[0], guards, reads):
             continue
         if name == "memref.extract_strided_metadata" and _only_read(user.results[0], guards, reads):
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from xhlo._mlir import ir
+from xhlo.check_syntax import balanced
 
 from .base import ModulePass, PassError
 
@@ -55,16 +56,6 @@ def _attr_value(op: ir.Operation, name: str, default: float) -> float:
     raise PassError(op, f"attribute '{name}' must be a number, got {attr}")
 
 
-def _balanced(text: str, start: int) -> int:
-    """Index just past the ``<...>`` group opening at ``text[start]``."""
-    depth = 0
-    for i in range(start, len(text)):
-        depth += {"<": 1, ">": -1}.get(text[i], 0)
-        if depth == 0:
-            return i + 1
-    raise ValueError("unbalanced '<'")
-
-
 def _materialize_value_attr(op: ir.Operation) -> ir.Value:
     """A stablehlo.constant holding ``op``'s ``value`` attribute, placed before ``op``.
 
@@ -73,9 +64,9 @@ def _materialize_value_attr(op: ir.Operation) -> ir.Value:
     """
     asm = op.get_asm(print_generic_op_form=True)
     start = asm.index("value = ") + len("value = ")
-    end_dense = _balanced(asm, asm.index("<", start))
+    end_dense = balanced(asm, asm.index("<", start))
     type_start = asm.index("tensor<", end_dense)
-    end = _balanced(asm, type_start + len("tensor"))
+    end = balanced(asm, type_start + len("tensor"))
     const = ir.Operation.parse(f'"stablehlo.constant"() <{{value = {asm[start:end]}}}> : () -> {asm[type_start:end]}')
     ir.InsertionPoint(op).insert(const)
     return const.results[0]

@@ -35,7 +35,7 @@ import math
 from xhlo import blas
 from xhlo._mlir import arith, ir, memref, scf
 
-from .base import ModulePass, defining_op, walk_ops
+from .base import MEMREF_VIEWS, ModulePass, defining_op, walk_ops
 from .prepare_gemms import BLAS_ALPHA, BLAS_TAG, RESHAPES, GemmShape, classify, is_positive_zero
 
 _ELEMENT_BYTES = {"f32": 4, "f64": 8}
@@ -195,12 +195,12 @@ def matrix_plan(op: ir.Operation) -> tuple[GemmShape, list[Matrix], list[int]] |
     return shape, matrices, batch_sizes
 
 
-_VIEWS = (*RESHAPES, "memref.subview", "memref.view", "memref.cast", "memref.reinterpret_cast")
+_WRITE_NO_BUFFER = frozenset({*_WRITE_NOTHING, *MEMREF_VIEWS})
 
 
 def _root(buffer: ir.Value) -> ir.Value:
     """The function argument or allocation a memref views."""
-    while (view := defining_op(buffer)) is not None and view.name in _VIEWS:
+    while (view := defining_op(buffer)) is not None and view.name in MEMREF_VIEWS:
         buffer = view.operands[0]
     return buffer
 
@@ -231,7 +231,7 @@ def zero_fill_before(op: ir.Operation) -> ir.Operation | None:
         candidate = candidate.operation
         if candidate == op.operation:
             break
-        if candidate.name not in (*_WRITE_NOTHING, *_VIEWS) and not _writes_only_elsewhere(candidate, root):
+        if candidate.name not in _WRITE_NO_BUFFER and not _writes_only_elsewhere(candidate, root):
             previous = candidate
     if previous is not None and previous.name == "linalg.fill" and BLAS_TAG in previous.attributes \
             and previous.operands[1] == buffer and is_positive_zero(previous.operands[0]):

@@ -200,11 +200,15 @@ def _part(stacked: ir.Value, index: int) -> ir.Value:
     return sh.reshape(sh.slice(stacked, start, limit), shape[1:])
 
 
+def _in_region_type(region: ir.Region, stacked: ir.Value) -> ir.Value:
+    """``stacked`` converted to the element type the reduction body takes."""
+    elem = ir.RankedTensorType(region.blocks[0].arguments[0].type).element_type
+    return stacked if sh.element_type(stacked) == elem else sh.convert(stacked, elem)
+
+
 def _fold(region: ir.Region, stacked: ir.Value, count: int, epilogue: Sequence[_Step] = ()) -> ir.Value:
     """region(...region(region(x0, x1), x2)..., x{G-1}) elementwise: one order, every device."""
-    elem = ir.RankedTensorType(region.blocks[0].arguments[0].type).element_type
-    if sh.element_type(stacked) != elem:
-        stacked = sh.convert(stacked, elem)
+    stacked = _in_region_type(region, stacked)
     return _fold_parts(region, [_part(stacked, index) for index in range(count)], epilogue)
 
 
@@ -430,10 +434,7 @@ class _Lowering:
 
     def all_reduce(self, op: ir.Operation) -> None:
         groups = self.reduction_groups(op, uneven=True)
-        if pg.group_size(groups) is None:
-            _replace(op, self.gather_and_fold(op, groups))
-            return
-        count = len(groups[0])
+        count = pg.group_size(groups) or 0  # 0: groups of different sizes, gathered and folded
         xs = list(op.operands)
         in_place = count > 1 and self.split_reduction(op, xs, count, self.in_place_reduction_bytes)
         if in_place or (count > 1 and self.split_reduction(op, xs, count, self.split_reduction_bytes)):
@@ -452,7 +453,7 @@ class _Lowering:
     def gather_and_fold(self, op: ir.Operation, groups: list[tuple[int, ...]]) -> list[ir.Value]:
         """Every member gathers its group's operands and folds them in group order."""
         if pg.group_size(groups) is None:
-            return self.uneven_all_reduce(op, groups)
+            return self.gather_and_fold_uneven(op, groups)
         count = len(groups[0])
         xs = list(op.operands)
         stacked = runtime_call(
@@ -460,7 +461,7 @@ class _Lowering:
         )
         return [_fold(op.regions[0], s, count) for s in stacked]
 
-    def uneven_all_reduce(self, op: ir.Operation, groups: list[tuple[int, ...]]) -> list[ir.Value]:
+    def gather_and_fold_uneven(self, op: ir.Operation, groups: list[tuple[int, ...]]) -> list[ir.Value]:
         """Groups of different sizes: every device gathers every operand, folds each group's
         members in group order and keeps its own group's fold (the runtime moves one shape
         per call; such groups are rare, so the G-fold work is too)."""
@@ -472,17 +473,15 @@ class _Lowering:
         group_of = np.zeros(len(everyone), dtype=np.int32)
         for index, group in enumerate(groups):
             group_of[list(group)] = index
-        mine = sh.dynamic_slice(sh.constant_array(group_of), [self.global_id(op)], [1])
+        mine = self.on_this_device(op, group_of)
         results = []
         for s in stacked:
-            elem = ir.RankedTensorType(op.regions[0].blocks[0].arguments[0].type).element_type
-            s = sh.convert(s, elem) if sh.element_type(s) != elem else s
+            s = _in_region_type(op.regions[0], s)
             folds = [_fold_parts(op.regions[0], [_part(s, d) for d in group]) for group in groups]
             shape = sh.shape_of(folds[0])
             table = sh.concatenate([sh.reshape(f, [1, *shape]) for f in folds], 0)
             zeros = [sh.index_scalar(0)] * len(shape)
-            picked = sh.dynamic_slice(table, [sh.reshape(mine, []), *zeros], [1, *shape])
-            results.append(sh.reshape(picked, shape))
+            results.append(sh.reshape(sh.dynamic_slice(table, [mine, *zeros], [1, *shape]), shape))
         return results
 
     def split_reduction(self, op: ir.Operation, xs: list[ir.Value], count: int, threshold: int) -> bool:
@@ -627,8 +626,7 @@ class _Lowering:
         reduced = self.gather_and_fold(op, groups)
         roots = np.zeros(self.grid.num_devices, dtype=bool)
         roots[[group[0] for group in groups]] = True
-        table = sh.constant_array(roots)
-        is_root = sh.reshape(sh.dynamic_slice(table, [self.global_id(op)], [1]), [])
+        is_root = self.on_this_device(op, roots)
         _replace(op, [sh.select(is_root, value, sh.constant(0, r.type)) for value, r in zip(reduced, op.results)])
 
     # ids -------------------------------------------------------------------------------
@@ -643,6 +641,10 @@ class _Lowering:
         ids = self.device_ids(op)
         replica, partition = (sh.reshape(sh.slice(ids, [i], [i + 1]), []) for i in (0, 1))
         return sh.add(sh.multiply(replica, sh.constant(self.grid.partitions, replica.type)), partition)
+
+    def on_this_device(self, op: ir.Operation, per_device: np.ndarray) -> ir.Value:
+        """The entry of ``per_device`` (one per global id) for the device running (0-d)."""
+        return sh.reshape(sh.dynamic_slice(sh.constant_array(per_device), [self.global_id(op)], [1]), [])
 
     def device_id(self, op: ir.Operation) -> None:
         ids = self.device_ids(op)

@@ -30,7 +30,7 @@ _SPLIT = ("linalg.fill", "linalg.copy", "linalg.map")
 def _shape(op: ir.Operation) -> list[int] | None:
     """The common static shape of the op's buffers, None unless they all have one."""
     shapes = {tuple(ir.MemRefType(v.type).shape) for v in op.operands if isinstance(v.type, ir.MemRefType)}
-    if len(shapes) != 1 or any(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
+    if len(shapes) != 1:
         return None
     shape = list(shapes.pop())
     return shape if all(size >= 0 for size in shape) else None

@@ -18,22 +18,20 @@ One program for every device (SPMD) is supported: xhlo compiles one program.
 from __future__ import annotations
 
 from xhlo._mlir import ir, new_context
+from xhlo.passes.expose_checks import find_function
 from xhlo.source import load_module
 
 RUN_PARALLEL = "interpreter.run_parallel"
 
 
-def _functions(module: ir.Module) -> dict[str, ir.Operation]:
-    return {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
-            for op in module.body.operations if op.operation.name == "func.func"}
-
-
-def _find(module: ir.Module) -> tuple[ir.Operation, ir.Operation] | None:
+def _find(module: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
     """(function, its run_parallel op), None if the module has none."""
-    for function in _functions(module).values():
+    for function in module.regions[0].blocks[0].operations:
+        if function.operation.name != "func.func":
+            continue
         for op in function.regions[0].blocks[0].operations:
             if op.operation.name == RUN_PARALLEL:
-                return function, op.operation
+                return function.operation, op.operation
     return None
 
 
@@ -53,7 +51,7 @@ def _set_function_type(function: ir.Operation, inputs: list[ir.Type], results: l
     function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
 
 
-def _before(module: ir.Module, program: str) -> ir.Module:
+def _before(module: ir.Operation, program: str) -> ir.Operation:
     """``main`` up to the op, returning the op's operands; the program erased."""
     function, op = _find(module)
     block = function.regions[0].blocks[0]
@@ -64,11 +62,11 @@ def _before(module: ir.Module, program: str) -> ir.Module:
     for doomed in reversed(later[later.index(op):]):
         doomed.erase()
     _set_function_type(function, [a.type for a in block.arguments], [v.type for v in operands])
-    _functions(module)[program].erase()
+    find_function(module, program).erase()
     return module
 
 
-def _after(module: ir.Module, program: str) -> ir.Module:
+def _after(module: ir.Operation, program: str) -> ir.Operation:
     """``main`` after the op, the op's results its (extra) arguments; the program erased."""
     function, op = _find(module)
     block = function.regions[0].blocks[0]
@@ -77,15 +75,15 @@ def _after(module: ir.Module, program: str) -> ir.Module:
     op.erase()
     _set_function_type(function, [a.type for a in block.arguments],
                        list(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).results))
-    _functions(module)[program].erase()
+    find_function(module, program).erase()
     return module
 
 
-def _program(module: ir.Module, program: str) -> ir.Module:
+def _program(module: ir.Operation, program: str) -> ir.Operation:
     """The program, public, without the function that ran it."""
     function, _ = _find(module)
     function.erase()
-    op = _functions(module)[program]
+    op = find_function(module, program)
     if "sym_visibility" in op.attributes:
         del op.attributes["sym_visibility"]
     return module
@@ -100,14 +98,14 @@ def run_chunk(text: str, filename: str) -> int | None:
         return None
     with new_context() as context:
         source, _ = load_module(text, context, filename)
-        found = _find(source)
+        found = _find(source.operation)
         if found is None:
             return None
         function, op = found
         entry = ir.StringAttr(function.attributes["sym_name"]).value
         program, replicas, partitions = _grid(op)
-        text = source.operation.get_asm(enable_debug_info=True)  # diagnostics keep the file's lines
-        parts = {name: build(ir.Module.parse(text), program).operation.get_asm(enable_debug_info=True)
+        # each part a copy of the module, as text with its locations (diagnostics name the file's lines)
+        parts = {name: build(source.operation.clone(), program).get_asm(enable_debug_info=True)
                  for name, build in (("before", _before), ("program", _program), ("after", _after))}
     inputs = xhlo.compile(parts["before"], entry=entry, filename=filename)()
     inputs = inputs if isinstance(inputs, tuple) else (inputs,)
