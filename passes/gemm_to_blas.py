@@ -11,9 +11,10 @@ loops, on the buffers' addresses and row strides, with ``beta = 1`` so the
 call accumulates into the output exactly as the linalg op does. Batch
 dimensions whose strides nest become one ``cblas_?gemm_batch_strided`` call
 when the matrices are small (OpenBLAS runs a call per thread instead of
-splitting each small product). When the last op writing memory before the
-contraction is the +0.0 fill ``xhlo-prepare-gemms`` tagged, of the same
-buffer, the fill is dropped and the call gets ``beta = 0``; a scale
+splitting each small product). When the +0.0 fill ``xhlo-prepare-gemms``
+tagged, of the same buffer, precedes the contraction in its block and nothing
+between them reads or writes that buffer (or a view of it), the fill is
+dropped and the call gets ``beta = 0``; a scale
 ``xhlo-prepare-gemms`` folded into the contraction (``xhlo.blas_alpha``) is
 the call's ``alpha``, or an ``out *= alpha`` loop after a contraction that
 keeps its loops. The library
@@ -33,6 +34,7 @@ import itertools
 import math
 
 from xhlo import blas
+from xhlo.executable import SCRATCH_ATTR
 from xhlo._mlir import arith, ir, memref, scf
 
 from .base import MEMREF_VIEWS, ModulePass, defining_op, walk_ops
@@ -41,7 +43,6 @@ from .prepare_gemms import BLAS_ALPHA, BLAS_TAG, RESHAPES, GemmShape, classify, 
 _ELEMENT_BYTES = {"f32": 4, "f64": 8}
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
 _INT32_MAX = 2**31 - 1
-_WRITE_NOTHING = (*RESHAPES, "arith.constant")
 # Multiply-adds per matrix up to which one strided batch call (OpenBLAS spreads the matrices
 # over its threads) beats a threaded call per matrix: 32 x 256x256x64 2.1 -> 1.2 ms, but
 # 3 x 512^3 is 8% slower batched.
@@ -195,48 +196,66 @@ def matrix_plan(op: ir.Operation) -> tuple[GemmShape, list[Matrix], list[int]] |
     return shape, matrices, batch_sizes
 
 
-_WRITE_NO_BUFFER = frozenset({*_WRITE_NOTHING, *MEMREF_VIEWS})
+def _is_arena(value: ir.Value) -> bool:
+    """``value`` is the scratch arena argument ``xhlo-scratch-arena`` gave a function."""
+    if not isinstance(value, ir.BlockArgument):
+        return False
+    func = value.owner.owner
+    return SCRATCH_ATTR in func.attributes and value.arg_number == len(value.owner.arguments) - 1
 
 
 def _root(buffer: ir.Value) -> ir.Value:
-    """The function argument or allocation a memref views."""
-    while (view := defining_op(buffer)) is not None and view.name in MEMREF_VIEWS:
+    """The function argument, allocation or scratch arena slot a memref views. A slot is a
+    buffer of its own: the arena gives its bytes to no other buffer live at the same time."""
+    while (view := defining_op(buffer)) is not None and view.name in MEMREF_VIEWS \
+            and not (view.name == "memref.view" and _is_arena(view.operands[0])):
         buffer = view.operands[0]
     return buffer
 
 
-def _writes_only_elsewhere(op: ir.Operation, root: ir.Value) -> bool:
-    """A linalg op on memrefs whose outputs view other buffers than ``root`` (the padded copy
-    of a convolution's input between the fill of its output and the convolution)."""
-    if not op.name.startswith("linalg.") or len(op.results) or not isinstance(root, ir.BlockArgument):
-        return False
-    segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"])) \
-        if "operandSegmentSizes" in op.attributes else [len(op.operands) - 1, 1]
-    inits = list(op.operands)[len(op.operands) - segments[-1]:]
-    roots = [_root(v) for v in inits]
-    # buffers are function arguments (distinct: inputs are never written) or allocations
-    return all(r != root and (isinstance(r, ir.BlockArgument) or defining_op(r, "memref.alloc")) for r in roots)
+def _touching_ops(root: ir.Value) -> list[ir.Operation]:
+    """The ops that use ``root`` or a view of it, other than the views themselves."""
+    values, touching = [root], []
+    while values:
+        for use in values.pop().uses:
+            user = use.owner.operation
+            if use.operand_number or user.name not in MEMREF_VIEWS:
+                touching.append(user)
+            else:
+                values.append(user.results[0])
+    return touching
+
+
+def _ancestor_in(block: ir.Block, op: ir.Operation) -> ir.Operation | None:
+    """``op`` or the op enclosing it that sits in ``block`` (None if neither does)."""
+    while op is not None and op.name != "builtin.module":
+        if op.block == block:
+            return op
+        op = op.parent.operation if op.parent is not None else None
+    return None
 
 
 def zero_fill_before(op: ir.Operation) -> ir.Operation | None:
-    """The tagged +0.0 fill of the contraction's whole output buffer, the last op before it
-    that writes that buffer (reshapes, constants and linalg ops writing other buffers may
-    sit between), or None."""
+    """The tagged +0.0 fill of the contraction's whole output buffer before it in its block,
+    when nothing between them reads or writes that buffer (views, reshapes, constants and
+    ops on other buffers may sit between: the padded copy of a convolution's input), or None."""
     buffer = op.operands[2]
     while (reshape := defining_op(buffer)) is not None and reshape.name in RESHAPES:
         buffer = reshape.operands[0]
-    root = _root(buffer)
-    previous = None
-    for candidate in op.operation.block.operations:
-        candidate = candidate.operation
-        if candidate == op.operation:
-            break
-        if candidate.name not in _WRITE_NO_BUFFER and not _writes_only_elsewhere(candidate, root):
-            previous = candidate
-    if previous is not None and previous.name == "linalg.fill" and BLAS_TAG in previous.attributes \
-            and previous.operands[1] == buffer and is_positive_zero(previous.operands[0]):
-        return previous
-    return None
+    op, block = op.operation, op.operation.block
+    fill = None
+    for use in buffer.uses:
+        user = use.owner.operation
+        if user.name == "linalg.fill" and user.block == block and user.is_before_in_block(op) \
+                and (fill is None or fill.is_before_in_block(user)):
+            fill = user
+    if fill is None or BLAS_TAG not in fill.attributes or fill.operands[1] != buffer or not is_positive_zero(fill.operands[0]):
+        return None
+    for user in _touching_ops(_root(buffer)):
+        between = _ancestor_in(block, user)
+        if between is not None and fill.is_before_in_block(between) and between.is_before_in_block(op):
+            return None
+    return fill
 
 
 def _batch_split(batch_sizes: list[int], matrices: tuple[Matrix, ...], volume: int) -> tuple[int, list[_Run]] | None:

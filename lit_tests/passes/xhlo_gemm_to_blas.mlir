@@ -168,3 +168,54 @@ func.func @alpha_without_blas(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: 
   linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas, xhlo.blas_alpha = 0.125 : f64} ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32, strided<[1, 64]>>)
   return
 }
+
+// -----
+
+// The zeroed output is read (a view of it copied) between its fill and the product:
+// the fill stays and the call accumulates (beta = 1).
+// CHECK-LABEL: func.func @output_read_before
+// CHECK: linalg.fill
+// CHECK: linalg.copy
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: call @scipy_cblas_sgemm({{.*}}, %[[ONE]], %{{.*}}, %{{.*}})
+func.func @output_read_before(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>, %saved: memref<8x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  %rows = memref.subview %c[0, 0] [8, 64] [1, 1] : memref<64x64xf32> to memref<8x64xf32, strided<[64, 1]>>
+  linalg.copy ins(%rows : memref<8x64xf32, strided<[64, 1]>>) outs(%saved : memref<8x64xf32>)
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+
+// -----
+
+// Scratch arena slots (xhlo-scratch-arena's views of the last argument) are buffers of
+// their own: a copy into another slot between the fill and the product leaves the fill
+// droppable (beta = 0), a read of the output's own slot keeps it.
+// CHECK-LABEL: func.func @arena_slots
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.copy
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: call @scipy_cblas_sgemm({{.*}}, %[[ZERO]], %{{.*}}, %{{.*}})
+// CHECK: linalg.fill
+// CHECK: linalg.copy
+// CHECK: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK: call @scipy_cblas_sgemm({{.*}}, %[[ONE]], %{{.*}}, %{{.*}})
+func.func @arena_slots(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %arena: memref<65536xi8>) attributes {xhlo.scratch_bytes = 65536 : i64} {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c16k = arith.constant 16384 : index
+  %c32k = arith.constant 32768 : index
+  %c = memref.view %arena[%c0][] : memref<65536xi8> to memref<64x64xf32>
+  %other = memref.view %arena[%c16k][] : memref<65536xi8> to memref<64x64xf32>
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  linalg.copy ins(%a : memref<64x64xf32>) outs(%other : memref<64x64xf32>)
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%other, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  %d = memref.view %arena[%c32k][] : memref<65536xi8> to memref<64x64xf32>
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%d : memref<64x64xf32>)
+  %rows = memref.subview %d[0, 0] [8, 64] [1, 1] : memref<64x64xf32> to memref<8x64xf32, strided<[64, 1]>>
+  %saved = memref.subview %other[0, 0] [8, 64] [1, 1] : memref<64x64xf32> to memref<8x64xf32, strided<[64, 1]>>
+  linalg.copy ins(%rows : memref<8x64xf32, strided<[64, 1]>>) outs(%saved : memref<8x64xf32, strided<[64, 1]>>)
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%c, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%d : memref<64x64xf32>)
+  return
+}

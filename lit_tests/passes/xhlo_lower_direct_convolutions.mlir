@@ -151,3 +151,17 @@ func.func @output_written_before(%image: memref<1x6x6x2xf32>, %filter: memref<3x
     ins(%image, %filter : memref<1x6x6x2xf32>, memref<3x3x2x16xf32>) outs(%out : memref<1x4x4x16xf32>)
   return
 }
+
+// -----
+
+// A read of the zeroed output between its fill and the convolution keeps the fill.
+// CHECK-LABEL: func.func @output_read_before
+// CHECK: linalg.fill
+func.func @output_read_before(%image: memref<1x6x6x2xf32>, %filter: memref<3x3x2x16xf32>, %out: memref<1x4x4x16xf32>, %saved: memref<1x4x4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%out : memref<1x4x4x16xf32>)
+  linalg.copy ins(%out : memref<1x4x4x16xf32>) outs(%saved : memref<1x4x4x16xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, xhlo.blas, xhlo.direct_conv}
+    ins(%image, %filter : memref<1x6x6x2xf32>, memref<3x3x2x16xf32>) outs(%out : memref<1x4x4x16xf32>)
+  return
+}
