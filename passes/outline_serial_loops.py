@@ -33,7 +33,7 @@ from xhlo._mlir import ir
 
 from .base import ModulePass, symbol_names, walk_ops
 from .parallelize_loops import PARALLEL_FOR, Nest, _Outliner, fresh_name, loop_owners
-from .partition_codegen import LOOP_WEIGHT, available_cores
+from . import partition_codegen
 
 
 def _is_public(func: ir.Operation) -> bool:
@@ -43,7 +43,7 @@ def _is_public(func: ir.Operation) -> bool:
 
 def _work(ops: list[ir.Operation]) -> int:
     """LLVM's work on ``ops``, estimated as xhlo-partition-codegen does."""
-    return len(ops) + LOOP_WEIGHT * sum(1 for op in ops if op.name == "scf.for")
+    return len(ops) + partition_codegen.LOOP_WEIGHT * sum(1 for op in ops if op.name == "scf.for")
 
 
 def _distinct_work(module: ir.Operation, func: ir.Operation) -> int:
@@ -66,6 +66,8 @@ class OutlineSerialLoops(ModulePass):
     NAME = "xhlo-outline-serial-loops"
     min_ops: int = 30  # nests this large are always outlined
     balance_min_ops: int = 6  # smaller ones while the public function holds more than its share
+    # ... when it holds at least this much work: below, a part's set-up outweighs the gain
+    balance_min_work: int = 2000
     parts: int = 0  # code-generation parts (0: as many as the cores this process may use)
 
     def run(self, module: ir.Operation) -> None:
@@ -82,11 +84,13 @@ class OutlineSerialLoops(ModulePass):
     def _to_balance(self, module: ir.Operation, func: ir.Operation, chosen: list[Nest],
                     small: list[Nest]) -> list[Nest]:
         """The small nests, largest first, that bring ``func`` down to one part's share of the work."""
-        parts = self.parts or available_cores()
+        parts = self.parts or partition_codegen.available_cores()
         if not small or parts < 2:
             return []
         moving = sum(_work(n.ops) for n in chosen)
         kept = _work(walk_ops(func, None)) - moving
+        if kept < self.balance_min_work:
+            return []
         share = (kept + moving + _distinct_work(module, func)) // parts
         balancing = []
         for nest in sorted(small, key=lambda n: -_work(n.ops)):
