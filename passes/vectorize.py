@@ -652,16 +652,16 @@ class Vectorize(ModulePass):
             tag = ir.IntegerAttr.get(i64, number)
             op.attributes[TARGET] = tag
             scripted = True
-            # the scripts match the tag below the op's parent, which tiling keeps, not in
-            # the whole module (jax.random.beta's 230 scripts: 0.34 -> 0.29 s)
-            scope = op.parent
             if gather:  # tile, hoist the row lookup out of the tile, then vectorize
+                scope = op.parent  # which tiling keeps: the tiles are found below it
                 if _apply(scope, plan.tile_script(number)):
                     for tiled in _tagged(scope, tag):
                         _hoist_tile_invariants(tiled)
                     _apply(scope, plan.vectorize_script(number))
             else:
-                _apply(scope, plan.script(number))
+                # the op itself is the script's payload root: its match walks the op, not the
+                # function around it (once per op, that was quadratic in the function's size)
+                _apply(op, plan.script(number))
         self._untag(module)
         if scripted:  # nothing to clean up otherwise (conv2d: 1.9 ms of pattern sets saved)
             _apply(module, _sequence(_cleanup_and_hoist(_loop_depth(module))))
