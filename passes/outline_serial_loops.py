@@ -31,7 +31,7 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, symbol_names, walk_ops
+from .base import ModulePass, symbol_names
 from .parallelize_loops import PARALLEL_FOR, Nest, _Outliner, fresh_name, loop_owners
 from . import partition_codegen
 
@@ -41,9 +41,21 @@ def _is_public(func: ir.Operation) -> bool:
     return "sym_visibility" not in attrs or ir.StringAttr(attrs["sym_visibility"]).value == "public"
 
 
-def _work(ops: list[ir.Operation]) -> int:
-    """LLVM's work on ``ops``, estimated as xhlo-partition-codegen does."""
-    return len(ops) + partition_codegen.LOOP_WEIGHT * sum(1 for op in ops if op.name == "scf.for")
+def _work(names: list[str]) -> int:
+    """LLVM's work on ops of these names, estimated as xhlo-partition-codegen does."""
+    return len(names) + partition_codegen.LOOP_WEIGHT * names.count("scf.for")
+
+
+def _op_names(root: ir.Operation) -> list[str]:
+    """The names of the ops below and including ``root``, in pre-order."""
+    names: list[str] = []
+
+    def visit(op):
+        names.append(op.name)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return names
 
 
 def _distinct_work(module: ir.Operation, func: ir.Operation) -> int:
@@ -54,8 +66,8 @@ def _distinct_work(module: ir.Operation, func: ir.Operation) -> int:
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
         if op.name == "func.func" and op != func:
-            ops = walk_ops(op, None)
-            distinct[tuple(o.name for o in ops)] = _work(ops)
+            names = _op_names(op)
+            distinct[tuple(names)] = _work(names)
     return sum(distinct.values())
 
 
@@ -87,17 +99,17 @@ class OutlineSerialLoops(ModulePass):
         parts = self.parts or partition_codegen.available_cores()
         if not small or parts < 2:
             return []
-        moving = sum(_work(n.ops) for n in chosen)
-        kept = _work(walk_ops(func, None)) - moving
+        moving = sum(_work([op.name for op in n.ops]) for n in chosen)
+        kept = _work(_op_names(func)) - moving
         if kept < self.balance_min_work:
             return []
         share = (kept + moving + _distinct_work(module, func)) // parts
         balancing = []
-        for nest in sorted(small, key=lambda n: -_work(n.ops)):
+        for work, nest in sorted(((_work([op.name for op in n.ops]), n) for n in small), key=lambda p: -p[0]):
             if kept <= share:
                 break
             balancing.append(nest)
-            kept -= _work(nest.ops)
+            kept -= work
         return balancing
 
     def _eligible(self, op: ir.Operation) -> Nest | None:
