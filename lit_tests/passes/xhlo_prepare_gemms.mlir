@@ -294,3 +294,32 @@ func.func @im2col_zero_init(%x: tensor<1x10x10x256xf32>, %w: tensor<3x3x256x32xf
   %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x10x10x256xf32>, tensor<3x3x256x32xf32>) outs(%o : tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32>
   return %0 : tensor<1x8x8x32xf32>
 }
+
+// -----
+
+// JAX's dot_product_attention: the probabilities carry a one-long loop (d3) between
+// the result's rows and columns, so no matrix view fits until the loop is dropped: the
+// probabilities and the accumulator are read through rank-reducing slices (fusion folds
+// reshapes back into the op, not slices), the product is inserted into a tensor of the
+// old shape, and the values get a transposed copy whose batch dims lead.
+// CHECK-LABEL: func.func @attention_values
+// CHECK: %[[P:.*]] = tensor.extract_slice %{{.*}}[0, 0, 0, 0, 0] [1, 2, 4, 128, 128] [1, 1, 1, 1, 1] : tensor<1x2x4x128x128xf32> to tensor<2x4x128x128xf32>
+// CHECK: %[[V:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x128x4x32xf32>) {{.*}} permutation = [0, 2, 3, 1]
+// CHECK: %[[R:.*]] = linalg.contract {{.*}} {xhlo.blas} ins(%[[V]], %[[P]] : tensor<2x4x32x128xf32>, tensor<2x4x128x128xf32>) {{.*}} -> tensor<2x4x32x128xf32>
+// CHECK: tensor.insert_slice %[[R]] into %{{.*}}[0, 0, 0, 0, 0] [2, 4, 32, 1, 128] [1, 1, 1, 1, 1] : tensor<2x4x32x128xf32> into tensor<2x4x32x1x128xf32>
+#v = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d5, d1, d2)>
+#p = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d0, d1, d4, d5)>
+#o = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
+func.func @attention_values(%v: tensor<2x128x4x32xf32>, %p: tensor<1x2x4x128x128xf32>) -> tensor<2x4x32x1x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<2x4x32x1x128xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<2x4x32x1x128xf32>) -> tensor<2x4x32x1x128xf32>
+  %r = linalg.generic {indexing_maps = [#v, #p, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%v, %p : tensor<2x128x4x32xf32>, tensor<1x2x4x128x128xf32>) outs(%init : tensor<2x4x32x1x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x32x1x128xf32>
+  return %r : tensor<2x4x32x1x128xf32>
+}
