@@ -186,7 +186,9 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-parallelize-loops",
             # large serial loop nests too: xhlo-partition-codegen compiles functions on other threads
             "xhlo-outline-serial-loops",
-            # after outlining: convert-vector-to-scf's staging buffers, once per function call
+            # small buffers made and freed within a loop iteration or branch: on the stack
+            "xhlo-stack-small-buffers",
+            # after outlining: convert-vector-to-scf's staging buffers (and those), once per function call
             "xhlo-hoist-static-allocas",
             # loops that differ only in their buffers outline alike: LLVM compiles one of them
             "xhlo-merge-identical-bodies",

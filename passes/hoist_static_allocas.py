@@ -26,7 +26,7 @@ from xhlo._mlir import ir
 from .base import ModulePass, walk_ops
 
 # ops through which a buffer would outlive the iteration that made it
-_HAND_ON = frozenset({"scf.yield", "scf.condition", "func.return", "cf.br", "cf.cond_br"})
+HAND_ON = frozenset({"scf.yield", "scf.condition", "func.return", "cf.br", "cf.cond_br"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,4 +46,4 @@ class HoistStaticAllocas(ModulePass):
 
 
 def _handed_on(alloca: ir.Operation) -> bool:
-    return any(use.owner.operation.name in _HAND_ON for use in alloca.results[0].uses)
+    return any(use.owner.operation.name in HAND_ON for use in alloca.results[0].uses)

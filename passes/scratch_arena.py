@@ -33,7 +33,7 @@ from .memref_copy_to_linalg import row_major_strides
 ALIGNMENT = 64
 
 
-def _static_bytes(t: ir.Type) -> int | None:
+def static_bytes(t: ir.Type) -> int | None:
     """Byte size of a static, row-major, byte-addressable memref type; None otherwise."""
     mt = ir.MemRefType(t)
     elem = mt.element_type
@@ -97,7 +97,7 @@ def _buffers(block: ir.Block) -> list[_Buffer]:
     for i, op in enumerate(ops):
         if op.name != "memref.alloc" or len(op.operands) or len(op.results) != 1:
             continue
-        size = _static_bytes(op.results[0].type)
+        size = static_bytes(op.results[0].type)
         if not size:
             continue
         deallocs = [_op(use.owner) for use in op.results[0].uses if _op(use.owner).name == "memref.dealloc"]
