@@ -220,14 +220,20 @@ def main() -> int:
 
     print(f"OpenBLAS kernels: {blas.kernel_name()}", file=sys.stderr)
     print(f"{'case':36s} {'xhlo ms':>9s} {'XLA ms':>9s} {'ratio':>7s} {'xhlo c':>8s} {'XLA c':>8s}  check")
+    return run_all(_cases(), run, args.only, args.repeat, 36)
+
+
+def run_all(cases: list, run_one: Callable, only: list[str], repeat: int, width: int) -> int:
+    """Print ``run_one(case, repeat)`` for each case named by ``only`` (all without it);
+    1 if one failed to compile, run or match."""
     failed = False
-    for case in _cases():
-        if args.only and not any(part in case.name for part in args.only):
+    for case in cases:
+        if only and not any(part in case.name for part in only):
             continue
         try:
-            line = run(case, args.repeat)
+            line = run_one(case, repeat)
         except Exception as err:  # noqa: BLE001  (a benchmark reports every case)
-            line, failed = f"{case.name:36s} ERROR {type(err).__name__}: {str(err)[:200]}", True
+            line, failed = f"{case.name:{width}s} ERROR {type(err).__name__}: {str(err)[:200]}", True
         failed |= "MISMATCH" in line
         print(line, flush=True)
     return 1 if failed else 0

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from bench_ops import run_all
 
 RNG = np.random.default_rng(0)
 
@@ -62,7 +63,7 @@ def _programs() -> list[Program]:
         causal = jnp.tril(jnp.ones((tokens.shape[1],) * 2, bool))
         for w_qkv, w_out, w_up, w_down, g1, b1, g2, b2 in layers:
             q, k, v = jnp.split(layer_norm(x, g1, b1) @ w_qkv, 3, -1)
-            heads = lambda t: t.reshape(*t.shape[:2], 4, -1)  # noqa: E731
+            heads = lambda t: t.reshape(*t.shape[:2], 4, -1)
             scores = jnp.einsum("bqhd,bkhd->bhqk", heads(q), heads(k)) / np.sqrt(q.shape[-1] // 4)
             probabilities = jax.nn.softmax(jnp.where(causal, scores, -1e9), -1)
             x = x + jnp.einsum("bhqk,bkhd->bqhd", probabilities, heads(v)).reshape(x.shape) @ w_out
@@ -77,7 +78,7 @@ def _programs() -> list[Program]:
         return loss, jax.tree.map(lambda p, m, v: p - 1e-3 * m / (jnp.sqrt(v) + 1e-8), params, m, v), m, v
 
     def gpt_args(layers=4, width=256, vocab=1000, length=128, batch=8):
-        block = lambda: (_normal(width, 3 * width, scale=0.02), _normal(width, width, scale=0.02),  # noqa: E731
+        block = lambda: (_normal(width, 3 * width, scale=0.02), _normal(width, width, scale=0.02),
                          _normal(width, 4 * width, scale=0.02), _normal(4 * width, width, scale=0.02),
                          np.ones(width, np.float32), np.zeros(width, np.float32),
                          np.ones(width, np.float32), np.zeros(width, np.float32))
@@ -104,7 +105,7 @@ def _programs() -> list[Program]:
         return loss, jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)
 
     def resnet_args(batch=16, channels=32, blocks=4):
-        block = lambda: (_normal(3, 3, channels, channels, scale=0.1), np.ones(channels, np.float32),  # noqa: E731
+        block = lambda: (_normal(3, 3, channels, channels, scale=0.1), np.ones(channels, np.float32),
                          np.zeros(channels, np.float32), _normal(3, 3, channels, channels, scale=0.1),
                          np.ones(channels, np.float32), np.zeros(channels, np.float32))
         params = (_normal(3, 3, 3, channels, scale=0.1), [block() for _ in range(blocks)], _normal(channels, 10, scale=0.1))
@@ -146,7 +147,7 @@ def _programs() -> list[Program]:
         return jnp.einsum("te,td,edf->tf", dispatch, x, experts)
 
     def gaussian_process(x, y, queries):
-        kernel = lambda a, b: jnp.exp(-0.5 * ((a[:, None] - b[None]) ** 2).sum(-1))  # noqa: E731
+        kernel = lambda a, b: jnp.exp(-0.5 * ((a[:, None] - b[None]) ** 2).sum(-1))
         cholesky = jnp.linalg.cholesky(kernel(x, x) + 1e-3 * jnp.eye(x.shape[0]))
         mean = kernel(queries, x) @ jax.scipy.linalg.cho_solve((cholesky, True), y)
         v = jax.scipy.linalg.solve_triangular(cholesky, kernel(x, queries), lower=True)
@@ -188,7 +189,7 @@ def _programs() -> list[Program]:
         return jnp.abs(jnp.fft.ifft(jnp.fft.fft(z) * jnp.conj(z))), jnp.angle(z), jnp.exp(1j * jnp.real(z)) * z
 
     def float16_mlp(x, w1, w2):
-        half = lambda t: t.astype(jnp.float16)  # noqa: E731
+        half = lambda t: t.astype(jnp.float16)
         return (jax.nn.gelu(half(x) @ half(w1)) @ half(w2)).astype(jnp.float32)
 
     edges = 800
@@ -273,17 +274,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7, help="timed calls per program (median)")
     args = parser.parse_args()
     print(f"{'program':44s} {'xhlo ms':>9s} {'XLA ms':>9s} {'ratio':>6s} {'xhlo c':>8s} {'XLA c':>8s} {'ratio':>6s}  check")
-    failed = False
-    for program in _programs():
-        if args.only and not any(part in program.name for part in args.only):
-            continue
-        try:
-            line = run(program, args.repeat)
-        except Exception as err:  # noqa: BLE001  (a benchmark reports every program)
-            line, failed = f"{program.name:44s} ERROR {type(err).__name__}: {str(err)[:200]}", True
-        failed |= "MISMATCH" in line
-        print(line, flush=True)
-    return 1 if failed else 0
+    return run_all(_programs(), run, args.only, args.repeat, 44)
 
 
 if __name__ == "__main__":

@@ -34,8 +34,8 @@ import itertools
 import math
 
 from xhlo import blas
-from xhlo.executable import SCRATCH_ATTR
 from xhlo._mlir import arith, ir, memref, scf
+from xhlo.executable import SCRATCH_ATTR
 
 from .base import MEMREF_VIEWS, ModulePass, defining_op, walk_ops
 from .prepare_gemms import BLAS_ALPHA, BLAS_TAG, RESHAPES, GemmShape, classify, is_positive_zero

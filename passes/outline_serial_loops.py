@@ -31,9 +31,9 @@ import dataclasses
 
 from xhlo._mlir import ir
 
+from . import partition_codegen
 from .base import ModulePass, symbol_names
 from .parallelize_loops import PARALLEL_FOR, Nest, _Outliner, fresh_name, loop_owners
-from . import partition_codegen
 
 
 def _is_public(func: ir.Operation) -> bool:

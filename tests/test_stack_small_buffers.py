@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 import xhlo
 
 # y' = y + dt * [y1, -y0 - 0.1 y1^3], dt = 0.01 (1 + 0.1 max|y|), until t reaches 5
