@@ -81,6 +81,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-internalize-functions": "internalize_functions:InternalizeFunctions",
     "xhlo-partition-codegen": "partition_codegen:PartitionCodegen",
     "xhlo-hoist-static-allocas": "hoist_static_allocas:HoistStaticAllocas",
+    "xhlo-fold-empty-tensors": "fold_empty_tensors:FoldEmptyTensors",
     "xhlo-stack-small-buffers": "stack_small_buffers:StackSmallBuffers",
     "xhlo-canonicalize-convolutions": "canonicalize_convolutions:CanonicalizeConvolutions",
     "xhlo-runtime-fast-path": "runtime_fast_path:RuntimeFastPath",

@@ -1,0 +1,44 @@
+// RUN: xhlo-opt %s --xhlo-fold-empty-tensors --split-input-file | FileCheck %s
+
+// A slice starting at the end of a dimension and a padding removing a whole
+// dimension yield no elements: empty constants.
+// CHECK-LABEL: func.func @no_elements
+// CHECK-NOT: stablehlo.slice
+// CHECK-NOT: stablehlo.pad
+// CHECK: %[[E0:.*]] = stablehlo.constant dense<> : tensor<4x0xf32>
+// CHECK: %[[E1:.*]] = stablehlo.constant dense<> : tensor<4x0xf32>
+// CHECK: return %[[E0]], %[[E1]]
+func.func @no_elements(%x: tensor<4x2xf32>) -> (tensor<4x0xf32>, tensor<4x0xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.slice %x [0:4, 2:2] : (tensor<4x2xf32>) -> tensor<4x0xf32>
+  %1 = stablehlo.pad %x, %zero, low = [0, -2], high = [0, 0], interior = [0, 0] : (tensor<4x2xf32>, tensor<f32>) -> tensor<4x0xf32>
+  return %0, %1 : tensor<4x0xf32>, tensor<4x0xf32>
+}
+
+// -----
+
+// A concatenation drops its operands without elements; with one operand left it
+// is that operand.
+// CHECK-LABEL: func.func @concatenations
+// CHECK-SAME: (%[[X:.*]]: tensor<4x2xf32>, %[[Y:.*]]: tensor<4x3xf32>)
+// CHECK: %[[C:.*]] = stablehlo.concatenate %[[X]], %[[Y]], dim = 1 : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x5xf32>
+// CHECK: return %[[X]], %[[C]]
+func.func @concatenations(%x: tensor<4x2xf32>, %y: tensor<4x3xf32>) -> (tensor<4x2xf32>, tensor<4x5xf32>) {
+  %e = stablehlo.slice %x [0:4, 2:2] : (tensor<4x2xf32>) -> tensor<4x0xf32>
+  %0 = stablehlo.concatenate %x, %e, dim = 1 : (tensor<4x2xf32>, tensor<4x0xf32>) -> tensor<4x2xf32>
+  %1 = stablehlo.concatenate %e, %x, %e, %y, dim = 1 : (tensor<4x0xf32>, tensor<4x2xf32>, tensor<4x0xf32>, tensor<4x3xf32>) -> tensor<4x5xf32>
+  return %0, %1 : tensor<4x2xf32>, tensor<4x5xf32>
+}
+
+// -----
+
+// A padding of nothing is the padding value, broadcast.
+// CHECK-LABEL: func.func @padding_only
+// CHECK-SAME: (%[[X:.*]]: tensor<4x2xf32>, %[[V:.*]]: tensor<f32>)
+// CHECK: %[[B:.*]] = stablehlo.broadcast_in_dim %[[V]], dims = [] : (tensor<f32>) -> tensor<4x3xf32>
+// CHECK: return %[[B]]
+func.func @padding_only(%x: tensor<4x2xf32>, %v: tensor<f32>) -> tensor<4x3xf32> {
+  %e = stablehlo.slice %x [0:4, 2:2] : (tensor<4x2xf32>) -> tensor<4x0xf32>
+  %0 = stablehlo.pad %e, %v, low = [0, 2], high = [0, 1], interior = [0, 1] : (tensor<4x0xf32>, tensor<f32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
