@@ -7,10 +7,11 @@ these are the programs users write around them: training steps of small
 models (a GPT-style language model with Adam, a ResNet-style CNN, a VAE, a
 graph network, a two-layer LSTM), ``jax.nn.dot_product_attention``, a
 mixture-of-experts layer, Gaussian-process regression, ODE integrators
-(``vmap`` over ``fori_loop``, a ``while_loop``), an associative scan, sorting
-statistics, integer, complex and float16 arithmetic. Each is exported with
-``jax.export`` (pytrees of arguments flattened as the export orders them),
-compiled by xhlo and by ``jax.jit``, checked against JAX's result, and timed
+(``vmap`` over ``fori_loop``, a ``while_loop``), an associative scan, the
+gradient of ``cumlogsumexp``, sorting statistics, integer, complex and
+float16 arithmetic. Each is exported with ``jax.export`` (pytrees of
+arguments flattened as the export orders them), compiled by xhlo and by
+``jax.jit``, checked against JAX's result, and timed
 (median of ``--repeat`` calls after a warm-up). It prints both run times,
 both compile times and their ratios; nothing is asserted about speed, and a
 program that fails to compile or to match prints why (exit status 1).
@@ -216,6 +217,8 @@ def _programs() -> list[Program]:
         Program("associative_scan recurrence 4096x64", linear_recurrence,
                 lambda: (RNG.uniform(0.9, 1.0, (4096, 64)).astype(np.float32), _normal(4096, 64)), 1e-2, 1e-3),
         Program("median, quantile, argsort, bincount", statistics_of, lambda: (_normal(1001, 5),)),
+        Program("cumlogsumexp grad 64x512", jax.grad(lambda x: lax.cumlogsumexp(x, axis=1).sum()),
+                lambda: (_normal(64, 512),)),
         Program("integer arithmetic 10k", integer_ops,
                 lambda: (_ints(-10**6, 10**6, 10000), _ints(-1000, 1000, 10000)), 0, 0),
         Program("complex fft and exp 1024", complex_ops,
