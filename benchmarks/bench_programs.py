@@ -20,14 +20,13 @@ program that fails to compile or to match prints why (exit status 1).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import statistics
 import sys
 import time
 from collections.abc import Callable
 
 import numpy as np
-from bench_ops import run_all
+from bench_ops import Case, run_all
 
 RNG = np.random.default_rng(0)
 
@@ -40,16 +39,12 @@ def _ints(low: int, high: int, *shape: int) -> np.ndarray:
     return RNG.integers(low, high, shape).astype(np.int32)
 
 
-@dataclasses.dataclass(frozen=True)
-class Program:
-    name: str
-    fn: Callable
-    make_args: Callable[[], tuple]
-    rtol: float = 1e-3
-    atol: float = 1e-4
+def _program(name: str, fn: Callable, make_args: Callable[[], tuple], rtol: float = 1e-3, atol: float = 1e-4) -> Case:
+    """A bench_ops case; whole programs default to a looser relative tolerance."""
+    return Case(name, fn, make_args, rtol, atol)
 
 
-def _programs() -> list[Program]:
+def _programs() -> list[Case]:
     import jax
     import jax.numpy as jnp
     from jax import lax
@@ -195,35 +190,35 @@ def _programs() -> list[Program]:
 
     edges = 800
     return [
-        Program("GPT-style Adam step (4 layers, 256 wide)", gpt_adam_step, gpt_args, 2e-2, 1e-4),
-        Program("ResNet-style SGD step (16x32x32, 4 blocks)", resnet_sgd_step, resnet_args, 1e-2, 1e-4),
-        Program("VAE value and grad", jax.value_and_grad(vae_loss),
+        _program("GPT-style Adam step (4 layers, 256 wide)", gpt_adam_step, gpt_args, 2e-2, 1e-4),
+        _program("ResNet-style SGD step (16x32x32, 4 blocks)", resnet_sgd_step, resnet_args, 1e-2, 1e-4),
+        _program("VAE value and grad", jax.value_and_grad(vae_loss),
                 lambda: ((_normal(784, 256, scale=0.05), _normal(256, 64, scale=0.05), _normal(32, 256, scale=0.05),
                           _normal(256, 784, scale=0.05)), (RNG.random((64, 784)) > 0.5).astype(np.float32),
                          np.uint32(3)), 1e-2, 1e-3),
-        Program("graph network grad (500 nodes)", graph_network_grad,
+        _program("graph network grad (500 nodes)", graph_network_grad,
                 lambda: (_normal(500, 64), _normal(64, 64, scale=0.1), _ints(0, 500, edges), _ints(0, 500, edges))),
-        Program("2-layer LSTM grad (50 steps)", jax.value_and_grad(lstm2_loss),
+        _program("2-layer LSTM grad (50 steps)", jax.value_and_grad(lstm2_loss),
                 lambda: ((_normal(192, 512, scale=0.1), _normal(256, 512, scale=0.1)), _normal(50, 32, 64, scale=0.1))),
-        Program("dot_product_attention causal 2x128x4x32",
+        _program("dot_product_attention causal 2x128x4x32",
                 lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=True),
                 lambda: (_normal(2, 128, 4, 32), _normal(2, 128, 4, 32), _normal(2, 128, 4, 32))),
-        Program("mixture of experts top-2 of 8", mixture_of_experts,
+        _program("mixture of experts top-2 of 8", mixture_of_experts,
                 lambda: (_normal(256, 64), _normal(64, 8), _normal(8, 64, 128, scale=0.1))),
-        Program("Gaussian process 200 points", gaussian_process, lambda: (_normal(200, 3), _normal(200), _normal(50, 3)),
+        _program("Gaussian process 200 points", gaussian_process, lambda: (_normal(200, 3), _normal(200), _normal(50, 3)),
                 5e-2, 1e-3),
-        Program("RK4 vmap 4096 x fori_loop 1000", rk4_pendulums, lambda: (_normal(4096, 2),), 1e-3, 1e-4),
-        Program("adaptive ODE while_loop", adaptive_ode, lambda: (np.array([1.0, 0.0], np.float32),)),
-        Program("associative_scan recurrence 4096x64", linear_recurrence,
+        _program("RK4 vmap 4096 x fori_loop 1000", rk4_pendulums, lambda: (_normal(4096, 2),), 1e-3, 1e-4),
+        _program("adaptive ODE while_loop", adaptive_ode, lambda: (np.array([1.0, 0.0], np.float32),)),
+        _program("associative_scan recurrence 4096x64", linear_recurrence,
                 lambda: (RNG.uniform(0.9, 1.0, (4096, 64)).astype(np.float32), _normal(4096, 64)), 1e-2, 1e-3),
-        Program("median, quantile, argsort, bincount", statistics_of, lambda: (_normal(1001, 5),)),
-        Program("cumlogsumexp grad 64x512", jax.grad(lambda x: lax.cumlogsumexp(x, axis=1).sum()),
+        _program("median, quantile, argsort, bincount", statistics_of, lambda: (_normal(1001, 5),)),
+        _program("cumlogsumexp grad 64x512", jax.grad(lambda x: lax.cumlogsumexp(x, axis=1).sum()),
                 lambda: (_normal(64, 512),)),
-        Program("integer arithmetic 10k", integer_ops,
+        _program("integer arithmetic 10k", integer_ops,
                 lambda: (_ints(-10**6, 10**6, 10000), _ints(-1000, 1000, 10000)), 0, 0),
-        Program("complex fft and exp 1024", complex_ops,
+        _program("complex fft and exp 1024", complex_ops,
                 lambda: ((_normal(1024) + 1j * _normal(1024)).astype(np.complex64),), 1e-3, 1e-3),
-        Program("float16 MLP", float16_mlp, lambda: (_normal(64, 128), _normal(128, 256, scale=0.1),
+        _program("float16 MLP", float16_mlp, lambda: (_normal(64, 128), _normal(128, 256, scale=0.1),
                                                       _normal(256, 64, scale=0.1)), 1e-2, 1e-2),
     ]
 
@@ -240,14 +235,14 @@ def _median_seconds(call, repeat: int) -> float:
     return statistics.median(samples)
 
 
-def _matches(got, want, program: Program) -> bool:
+def _matches(got, want, program: Case) -> bool:
     return len(got) == len(want) and all(
         np.shape(g) == np.shape(w)
         and np.allclose(np.asarray(g).astype(complex), np.asarray(w).astype(complex), rtol=program.rtol, atol=program.atol)
         for g, w in zip(got, want))
 
 
-def run(program: Program, repeat: int) -> str:
+def run(program: Case, repeat: int) -> str:
     import jax
     import xhlo
     from jax import export

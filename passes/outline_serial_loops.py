@@ -15,9 +15,9 @@ Smaller nests, down to ``balance-min-ops`` ops, are outlined too while the
 public function holds more than its share (one part's) of the program's
 estimated LLVM work, largest first: the glue and small loops of a large
 training step (a GPT-style Adam step: 7.5K ops in ``main`` against 4.8K in all
-bodies) otherwise kept one part busy long after the others (its LLVM time
-0.71 -> 0.52 s). Work is estimated as xhlo-partition-codegen does: ops plus
-``LOOP_WEIGHT`` per loop.
+bodies) otherwise kept one part busy long after the others (a ResNet-style
+step's two parts: 325 and 110 ms of LLVM, now 245 and 193). Work is estimated
+as xhlo-partition-codegen does: ops plus ``LOOP_WEIGHT`` per loop.
 
 A loop is left in place when it yields values, when a value it uses cannot
 travel in the struct, or when it calls ``xhlo_parallel_for`` (a body holding
