@@ -55,10 +55,20 @@ class FoldEmptyTensors(ModulePass):
             if not _has_no_elements(result):
                 continue
             with ir.InsertionPoint(op), op.location:
-                empty = ir.Operation.create("stablehlo.constant", results=[result.type],
-                                            attributes={"value": ir.Attribute.parse(f"dense<> : {result.type}")})
-            result.replace_all_uses_with(empty.results[0])
+                empty = _empty(result.type)
+            result.replace_all_uses_with(empty)
             op.erase()
+
+
+def _empty(tensor_type: ir.Type) -> ir.Value:
+    """A constant of ``tensor_type``, which has no elements. The bindings cannot hold a
+    complex ``dense<>`` attribute: a complex one is made of two real ones."""
+    element = ir.RankedTensorType(tensor_type).element_type
+    if isinstance(element, ir.ComplexType):
+        part = _empty(ir.RankedTensorType.get(ir.RankedTensorType(tensor_type).shape, element.element_type))
+        return ir.Operation.create("stablehlo.complex", results=[tensor_type], operands=[part, part]).results[0]
+    value = ir.Attribute.parse(f"dense<> : {tensor_type}")
+    return ir.Operation.create("stablehlo.constant", results=[tensor_type], attributes={"value": value}).results[0]
 
 
 def _drop_empty_operands(concatenate: ir.Operation) -> None:

@@ -42,3 +42,16 @@ func.func @padding_only(%x: tensor<4x2xf32>, %v: tensor<f32>) -> tensor<4x3xf32>
   %0 = stablehlo.pad %e, %v, low = [0, 2], high = [0, 1], interior = [0, 1] : (tensor<4x0xf32>, tensor<f32>) -> tensor<4x3xf32>
   return %0 : tensor<4x3xf32>
 }
+
+// -----
+
+// Any element type: a complex one from two real ones (the bindings cannot hold a
+// complex dense<> attribute).
+// CHECK-LABEL: func.func @complex_elements
+// CHECK: %[[PART:.*]] = stablehlo.constant dense<> : tensor<0x3xf32>
+// CHECK: %[[E:.*]] = stablehlo.complex %[[PART]], %[[PART]] : tensor<0x3xcomplex<f32>>
+// CHECK: return %[[E]]
+func.func @complex_elements(%x: tensor<2x3xcomplex<f32>>) -> tensor<0x3xcomplex<f32>> {
+  %0 = stablehlo.slice %x [2:2, 0:3] : (tensor<2x3xcomplex<f32>>) -> tensor<0x3xcomplex<f32>>
+  return %0 : tensor<0x3xcomplex<f32>>
+}
