@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from xhlo._mlir import ir
+from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, walk_ops
 
@@ -33,8 +34,7 @@ _DATA_MOVEMENT = (
 
 
 def _has_no_elements(value: ir.Value) -> bool:
-    return isinstance(value.type, ir.RankedTensorType) and value.type.has_static_shape \
-        and 0 in ir.RankedTensorType(value.type).shape
+    return isinstance(value.type, ir.RankedTensorType) and value.type.has_static_shape and 0 in sh.shape_of(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,53 +46,26 @@ class FoldEmptyTensors(ModulePass):
     def run(self, module: ir.Operation) -> None:
         for op in walk_ops(module, _DATA_MOVEMENT):
             result = op.results[0]
-            if op.name == "stablehlo.concatenate" and not _has_no_elements(result):
-                _drop_empty_operands(op)
-                continue
-            if op.name == "stablehlo.pad" and _has_no_elements(op.operands[0]) and not _has_no_elements(result):
-                _padding_only(op)
-                continue
-            if not _has_no_elements(result):
-                continue
             with ir.InsertionPoint(op), op.location:
-                empty = _empty(result.type)
-            result.replace_all_uses_with(empty)
-            op.erase()
+                if _has_no_elements(result):
+                    replacement = sh.constant(0, result.type)
+                elif op.name == "stablehlo.pad" and _has_no_elements(op.operands[0]):
+                    replacement = sh.broadcast_in_dim(op.operands[1], sh.shape_of(result), [])
+                elif op.name == "stablehlo.concatenate":
+                    replacement = _without_empty_operands(op)
+                else:
+                    replacement = None
+            if replacement is not None:
+                result.replace_all_uses_with(replacement)
+                op.erase()
 
 
-def _empty(tensor_type: ir.Type) -> ir.Value:
-    """A constant of ``tensor_type``, which has no elements. The bindings cannot hold a
-    complex ``dense<>`` attribute: a complex one is made of two real ones."""
-    element = ir.RankedTensorType(tensor_type).element_type
-    if isinstance(element, ir.ComplexType):
-        part = _empty(ir.RankedTensorType.get(ir.RankedTensorType(tensor_type).shape, element.element_type))
-        return ir.Operation.create("stablehlo.complex", results=[tensor_type], operands=[part, part]).results[0]
-    value = ir.Attribute.parse(f"dense<> : {tensor_type}")
-    return ir.Operation.create("stablehlo.constant", results=[tensor_type], attributes={"value": value}).results[0]
-
-
-def _drop_empty_operands(concatenate: ir.Operation) -> None:
-    """Concatenate only the operands with elements (one such operand, with or without
-    empty ones beside it: the operand itself)."""
+def _without_empty_operands(concatenate: ir.Operation) -> ir.Value | None:
+    """The concatenation of the operands with elements (one such operand: itself), None
+    when none is empty."""
     kept = [v for v in concatenate.operands if not _has_no_elements(v)]
     if len(kept) == 1:
-        concatenate.results[0].replace_all_uses_with(kept[0])
-        concatenate.erase()
-        return
+        return kept[0]
     if len(kept) == len(concatenate.operands):
-        return
-    with ir.InsertionPoint(concatenate), concatenate.location:
-        fewer = ir.Operation.create("stablehlo.concatenate", results=[concatenate.results[0].type], operands=kept,
-                                    attributes={"dimension": concatenate.attributes["dimension"]})
-    concatenate.results[0].replace_all_uses_with(fewer.results[0])
-    concatenate.erase()
-
-
-def _padding_only(pad: ir.Operation) -> None:
-    """A padding of nothing: the padding value everywhere."""
-    with ir.InsertionPoint(pad), pad.location:
-        filled = ir.Operation.create(
-            "stablehlo.broadcast_in_dim", results=[pad.results[0].type], operands=[pad.operands[1]],
-            attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])})
-    pad.results[0].replace_all_uses_with(filled.results[0])
-    pad.erase()
+        return None
+    return sh.concatenate(kept, ir.IntegerAttr(concatenate.attributes["dimension"]).value)

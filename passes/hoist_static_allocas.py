@@ -23,10 +23,10 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, walk_ops
+from .base import MEMREF_VIEWS, ModulePass, walk_ops
 
 # ops through which a buffer would outlive the iteration that made it
-HAND_ON = frozenset({"scf.yield", "scf.condition", "func.return", "cf.br", "cf.cond_br"})
+_HAND_ON = frozenset({"scf.yield", "scf.condition", "func.return", "cf.br", "cf.cond_br"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,9 +41,16 @@ class HoistStaticAllocas(ModulePass):
                 continue
             entry = func.regions[0].blocks[0]
             for alloca in walk_ops(func, "memref.alloca"):
-                if len(alloca.operands) == 0 and alloca.block != entry and not _handed_on(alloca):
+                if len(alloca.operands) == 0 and alloca.block != entry and not handed_on(alloca.results[0]):
                     alloca.move_before(entry.operations[0])
 
 
-def _handed_on(alloca: ir.Operation) -> bool:
-    return any(use.owner.operation.name in HAND_ON for use in alloca.results[0].uses)
+def handed_on(value: ir.Value) -> bool:
+    """``value`` or a view of it leaves the block that made it."""
+    for use in value.uses:
+        user = use.owner.operation
+        if user.name in _HAND_ON:
+            return True
+        if user.name in MEMREF_VIEWS and use.operand_number == 0 and handed_on(user.results[0]):
+            return True
+    return False

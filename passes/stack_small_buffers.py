@@ -23,20 +23,9 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import MEMREF_VIEWS, ModulePass, walk_ops
-from .hoist_static_allocas import HAND_ON
+from .base import ModulePass, walk_ops
+from .hoist_static_allocas import handed_on
 from .scratch_arena import static_bytes
-
-
-def _handed_on(value: ir.Value) -> bool:
-    """``value`` or a view of it leaves the block that made it."""
-    for use in value.uses:
-        user = use.owner.operation
-        if user.name in HAND_ON:
-            return True
-        if user.name in MEMREF_VIEWS and use.operand_number == 0 and _handed_on(user.results[0]):
-            return True
-    return False
 
 
 def _freed_in_its_block(alloc: ir.Operation) -> ir.Operation | None:
@@ -65,7 +54,7 @@ class StackSmallBuffers(ModulePass):
                 if size is None or size > self.max_bytes or placed + size > self.max_function_bytes:
                     continue
                 dealloc = _freed_in_its_block(alloc) if alloc.block != entry else None
-                if dealloc is None or _handed_on(alloc.results[0]):
+                if dealloc is None or handed_on(alloc.results[0]):
                     continue
                 self._to_stack(alloc)
                 dealloc.erase()

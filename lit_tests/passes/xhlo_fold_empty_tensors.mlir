@@ -5,8 +5,8 @@
 // CHECK-LABEL: func.func @no_elements
 // CHECK-NOT: stablehlo.slice
 // CHECK-NOT: stablehlo.pad
-// CHECK: %[[E0:.*]] = stablehlo.constant dense<> : tensor<4x0xf32>
-// CHECK: %[[E1:.*]] = stablehlo.constant dense<> : tensor<4x0xf32>
+// CHECK: %[[E0:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<4x0xf32>
+// CHECK: %[[E1:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<4x0xf32>
 // CHECK: return %[[E0]], %[[E1]]
 func.func @no_elements(%x: tensor<4x2xf32>) -> (tensor<4x0xf32>, tensor<4x0xf32>) {
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
@@ -46,10 +46,11 @@ func.func @padding_only(%x: tensor<4x2xf32>, %v: tensor<f32>) -> tensor<4x3xf32>
 // -----
 
 // Any element type: a complex one from two real ones (the bindings cannot hold a
-// complex dense<> attribute).
+// complex dense attribute).
 // CHECK-LABEL: func.func @complex_elements
-// CHECK: %[[PART:.*]] = stablehlo.constant dense<> : tensor<0x3xf32>
-// CHECK: %[[E:.*]] = stablehlo.complex %[[PART]], %[[PART]] : tensor<0x3xcomplex<f32>>
+// CHECK: %[[RE:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<0x3xf32>
+// CHECK: %[[IM:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<0x3xf32>
+// CHECK: %[[E:.*]] = stablehlo.complex %[[RE]], %[[IM]] : tensor<0x3xcomplex<f32>>
 // CHECK: return %[[E]]
 func.func @complex_elements(%x: tensor<2x3xcomplex<f32>>) -> tensor<0x3xcomplex<f32>> {
   %0 = stablehlo.slice %x [2:2, 0:3] : (tensor<2x3xcomplex<f32>>) -> tensor<0x3xcomplex<f32>>
