@@ -230,8 +230,15 @@ def _field_types(t: ir.Type) -> list[ir.Type] | None:
     if isinstance(t, (ir.IntegerType, ir.FloatType)):
         return [t]
     if isinstance(t, ir.VectorType) and ir.VectorType(t).rank == 1 and not ir.VectorType(t).scalable:
+        vector = ir.VectorType(t)
+        if isinstance(vector.element_type, ir.IndexType):  # travels as i64 lanes, as an index does
+            return [ir.VectorType.get(vector.shape, ir.IntegerType.get_signless(64))]
         return [t]
     return None
+
+
+def _has_index_elements(t: ir.Type) -> bool:
+    return isinstance(t, ir.IndexType) or isinstance(t, ir.VectorType) and isinstance(ir.VectorType(t).element_type, ir.IndexType)
 
 
 def _create(name: str, result: ir.Type | None, operands: list, **attributes) -> ir.Operation:
@@ -240,10 +247,10 @@ def _create(name: str, result: ir.Type | None, operands: list, **attributes) -> 
 
 
 def _cast(value: ir.Value, to: ir.Type) -> ir.Value:
-    """Into or out of the struct: memref <-> descriptor, index <-> i64, the rest as is."""
+    """Into or out of the struct: memref <-> descriptor, index <-> i64 (lanes too), the rest as is."""
     if value.type == to:
         return value
-    if isinstance(value.type, ir.IndexType) or isinstance(to, ir.IndexType):
+    if _has_index_elements(value.type) or _has_index_elements(to):
         return arith.index_cast(to, value)
     return _create("builtin.unrealized_conversion_cast", to, [value]).result
 

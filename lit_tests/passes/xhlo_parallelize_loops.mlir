@@ -242,3 +242,25 @@ func.func @library_calls() {
   } {xhlo.parallel_loop}
   return
 }
+
+// -----
+
+// A vector of index (lanes of vector.step) travels as i64 lanes, as an index does.
+// CHECK-LABEL: func.func @index_lanes
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<({{.*}}vector<4xi64>{{.*}})>
+// CHECK: arith.index_cast %{{.*}} : vector<4xindex> to vector<4xi64>
+// CHECK: call @xhlo_parallel_for(
+// CHECK-LABEL: func.func private @index_lanes_parallel_0
+// CHECK: llvm.extractvalue %{{.*}} : !llvm.struct<({{.*}}vector<4xi64>{{.*}})>
+// CHECK: arith.index_cast %{{.*}} : vector<4xi64> to vector<4xindex>
+func.func @index_lanes(%out: memref<65536x4xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 65536 : index
+  %lanes = vector.step : vector<4xindex>
+  scf.for %i = %c0 to %n step %c1 {
+    %v = arith.index_cast %lanes : vector<4xindex> to vector<4xi32>
+    vector.transfer_write %v, %out[%i, %c0] {in_bounds = [true]} : vector<4xi32>, memref<65536x4xi32>
+  } {xhlo.parallel_loop}
+  return
+}
