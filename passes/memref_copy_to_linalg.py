@@ -61,17 +61,17 @@ def _worth_flat_copy(src: ir.MemRefType, dst: ir.MemRefType, item_bytes: int | N
         return False
     if _has_dynamic_strides(src) or _has_dynamic_strides(dst):
         return True
-    return item_bytes is not None and _is_row_major(src) and _is_row_major(dst)
+    return item_bytes is not None and is_row_major(src) and is_row_major(dst)
 
 
-def _is_row_major(t: ir.MemRefType) -> bool:
+def is_row_major(t: ir.MemRefType) -> bool:
     """Statically known to be row-major (any offset)."""
     strides, _ = t.get_strides_and_offset()
     return t.has_static_shape and all(
         size == 1 or stride == want for size, stride, want in zip(t.shape, strides, row_major_strides(list(t.shape))))
 
 
-def _memcpy_item_bytes(t: ir.MemRefType) -> int | None:
+def memcpy_item_bytes(t: ir.MemRefType) -> int | None:
     """Bytes per element (``element_bytes``) when elements are whole bytes; None for the
     padded ones (i1, i4: kept as element loops) and types without a known size."""
     element = t.element_type
@@ -157,7 +157,7 @@ class MemrefCopyToLinalg(ModulePass):
         for op in walk_ops(module, "memref.copy"):
             src, dst = op.operands
             src_type = ir.MemRefType(src.type)
-            item_bytes = _memcpy_item_bytes(src_type)
+            item_bytes = memcpy_item_bytes(src_type)
             with ir.InsertionPoint(op), op.location:
                 if _worth_flat_copy(src_type, ir.MemRefType(dst.type), item_bytes):
                     _flat_copy_if_row_major(src, dst, item_bytes)

@@ -41,3 +41,19 @@ def test_same_convolution_pads_on_the_pool():
     np.testing.assert_allclose(exe(x, w), np.asarray(jax.jit(conv)(x, w)), rtol=1e-4, atol=1e-4)
     loops = exe.ir("xhlo-lower-to-loops")
     assert loops.count("call @xhlo_parallel_for") >= 3  # fill, copy, convolution
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.bool_, np.float16, np.complex64, np.uint16])
+@pytest.mark.parametrize("shape", [(3, 40, 50, 7), (2, 5, 70)])  # split into slices / whole ops
+def test_fills_and_copies_on_flat_views(dtype, shape):
+    """Pads of every element width: the fill runs on flat views, the copy is memcpy of
+    contiguous blocks (rows of 50x7 or 70 elements; not for i1, whose bytes are padded),
+    and both match numpy."""
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal(shape) * 50).astype(dtype)
+    pads = [(0, 0)] * (len(shape) - 2) + [(1, 2), (0, 0)]
+    fill = np.array(3, dtype)
+    exe = _compile(lambda x: jnp.pad(x, pads, constant_values=fill), x)
+    np.testing.assert_array_equal(exe(x), np.pad(x, pads, constant_values=fill))
+    loops = exe.ir("xhlo-lower-to-loops")
+    assert ("memref.copy" in loops) == (dtype != np.bool_)
