@@ -33,7 +33,7 @@ _DATA_MOVEMENT = (
 )
 
 
-def _has_no_elements(value: ir.Value) -> bool:
+def has_no_elements(value: ir.Value) -> bool:
     return isinstance(value.type, ir.RankedTensorType) and value.type.has_static_shape and 0 in sh.shape_of(value)
 
 
@@ -47,9 +47,9 @@ class FoldEmptyTensors(ModulePass):
         for op in walk_ops(module, _DATA_MOVEMENT):
             result = op.results[0]
             with ir.InsertionPoint(op), op.location:
-                if _has_no_elements(result):
+                if has_no_elements(result):
                     replacement = sh.constant(0, result.type)
-                elif op.name == "stablehlo.pad" and _has_no_elements(op.operands[0]):
+                elif op.name == "stablehlo.pad" and has_no_elements(op.operands[0]):
                     replacement = sh.broadcast_in_dim(op.operands[1], sh.shape_of(result), [])
                 elif op.name == "stablehlo.concatenate":
                     replacement = _without_empty_operands(op)
@@ -63,7 +63,7 @@ class FoldEmptyTensors(ModulePass):
 def _without_empty_operands(concatenate: ir.Operation) -> ir.Value | None:
     """The concatenation of the operands with elements (one such operand: itself), None
     when none is empty."""
-    kept = [v for v in concatenate.operands if not _has_no_elements(v)]
+    kept = [v for v in concatenate.operands if not has_no_elements(v)]
     if len(kept) == 1:
         return kept[0]
     if len(kept) == len(concatenate.operands):

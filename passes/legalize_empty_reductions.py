@@ -14,6 +14,10 @@ reduction (an ``and`` over the index vector's dimension of extent 1). Lowered
 as a reduction, it is a scalar loop over an i1 buffer, and the gather that
 reads that mask is neither vectorized nor parallel (``take_along_axis`` of
 1024x1024: 2.8 ms); as an elementwise op it fuses into the gather.
+
+A reduction of inputs without elements (``jnp.sum`` of a 0x3 array over its
+first axis) is its init values, broadcast: the upstream lowering has no pattern
+for it.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, walk_ops
+from .fold_empty_tensors import has_no_elements
 
 
 def _one_element_per_result(op: ir.Operation) -> bool:
@@ -38,22 +43,24 @@ def _one_element_per_result(op: ir.Operation) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class LegalizeEmptyReductions(ModulePass):
-    """Rewrite stablehlo.reduce over no (or only unit) dimensions into its body, elementwise."""
+    """Rewrite stablehlo.reduce over no (or only unit) dimensions into its body, elementwise;
+    of inputs without elements into its init values."""
 
     NAME = "xhlo-legalize-empty-reductions"
 
     def run(self, module: ir.Operation) -> None:
         for op in walk_ops(module, "stablehlo.reduce"):
-            if not _one_element_per_result(op):
-                continue
             count = len(op.results)
             inputs, inits = list(op.operands)[:count], list(op.operands)[count:]
+            without_elements = has_no_elements(inputs[0])
+            if not without_elements and not _one_element_per_result(op):
+                continue
             with ir.InsertionPoint(op), op.location:
                 shape = sh.shape_of(op.results[0])
-                if shape != sh.shape_of(inputs[0]):  # unit dimensions reduced: drop them
+                if not without_elements and shape != sh.shape_of(inputs[0]):  # unit dimensions reduced: drop them
                     inputs = [sh.reshape(x, shape) for x in inputs]
                 broadcast = [sh.broadcast_in_dim(init, shape, []) for init in inits]
-                results = sh.apply_region_elementwise(op.regions[0], broadcast, inputs)
+                results = broadcast if without_elements else sh.apply_region_elementwise(op.regions[0], broadcast, inputs)
             for old, new in zip(op.results, results):
                 old.replace_all_uses_with(new)
             op.erase()

@@ -17,6 +17,8 @@ Out-of-bounds windows follow XLA (whose results JAX records): a window whose
 full start index does not fit the operand (``start < 0`` or ``start + size >
 dim`` on any operand dim) is skipped as a whole, by a stablehlo.if around the
 read-combine-write (the StableHLO spec would drop single elements instead).
+A scatter into an operand without elements (every window out of bounds) or of
+updates without elements is its operands.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from xhlo._mlir import ir, stablehlo_api
 from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, PassError, defining_op, walk_ops
+from .fold_empty_tensors import has_no_elements
 
 
 @dataclasses.dataclass(frozen=True)
@@ -266,8 +269,13 @@ class LowerScatter(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         for op in walk_ops(module, "stablehlo.scatter"):
-            with ir.InsertionPoint(op), op.location:
-                results = _lower_scatter(op)
+            count = len(op.results)
+            inputs, updates = list(op.operands)[:count], list(op.operands)[count + 1:]
+            if has_no_elements(inputs[0]) or has_no_elements(updates[0]):
+                results = inputs  # nothing to update, or every window out of bounds
+            else:
+                with ir.InsertionPoint(op), op.location:
+                    results = _lower_scatter(op)
             for old, new in zip(op.results, results):
                 old.replace_all_uses_with(new)
             op.erase()

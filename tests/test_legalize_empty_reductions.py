@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import xhlo
@@ -92,3 +94,26 @@ def test_take_along_axis_fill_mode_matches_jax():
 
     exported = export.export(jax.jit(f), platforms=["cpu"])(x, idx)
     np.testing.assert_array_equal(xhlo.compile(exported)(x, idx), np.asarray(jax.jit(f)(x, idx)))
+
+
+@pytest.mark.parametrize("shape,axis", [((0, 3), 0), ((4, 0, 2), (1, 2)), ((0,), None), ((0, 5), 1)])
+def test_reductions_of_no_elements_match_numpy(shape, axis):
+    """sum, prod, max(initial=), any and all of empty arrays are their init values (numpy's
+    identities); a reduction over a longer axis of an empty array is empty."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from jax import export
+
+    x = np.zeros(shape, np.float32)
+
+    def f(x):
+        return (jnp.sum(x, axis), jnp.prod(x, axis), jnp.max(x, axis, initial=-2.5),
+                jnp.any(x > 0, axis), jnp.all(x > 0, axis), jnp.mean(x, axis))
+
+    exe = xhlo.compile(export.export(jax.jit(f), platforms=["cpu"])(x))
+    with warnings.catch_warnings():  # numpy warns of the mean of nothing (NaN), as it should
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = (np.sum(x, axis), np.prod(x, axis), np.max(x, axis, initial=-2.5),
+                np.any(x > 0, axis), np.all(x > 0, axis), np.mean(x, axis))
+    for got, expected in zip(exe(x), want):
+        np.testing.assert_array_equal(got, expected)

@@ -490,3 +490,19 @@ def test_updates_broadcast_from_one_scalar():
     np.testing.assert_allclose(exe(x, idx, weight), expected, rtol=1e-6)
     loop = exe.ir("xhlo-stablehlo-prepare")
     assert "tensor<1000xf32>" not in loop.split("stablehlo.while")[1]  # no update tensor in the loop
+
+
+def test_scatter_into_or_of_nothing_matches_jax():
+    """Into an operand without elements (every window out of bounds, as XLA drops them) or
+    with no updates: the result is the operand."""
+    jax = pytest.importorskip("jax")
+    from jax import export
+
+    def f(empty, i, v, x, none, nothing):
+        return empty.at[i].add(v), x.at[none].set(nothing)
+
+    args = (np.zeros((0,), np.float32), np.array([0, 1], np.int32), np.ones(2, np.float32),
+            np.arange(4, dtype=np.float32), np.zeros((0,), np.int32), np.zeros((0,), np.float32))
+    got = xhlo.compile(export.export(jax.jit(f), platforms=["cpu"])(*args))(*args)
+    for g, want in zip(got, jax.jit(f)(*args)):
+        np.testing.assert_array_equal(g, np.asarray(want))

@@ -55,3 +55,26 @@ func.func @mixed(%x: tensor<4x1x3xf32>) -> tensor<4xf32> {
   %0 = stablehlo.reduce(%x init: %c) applies stablehlo.add across dimensions = [1, 2] : (tensor<4x1x3xf32>, tensor<f32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Inputs without elements (two, as an argmax has): the init values, broadcast to the
+// result's shape.
+// CHECK-LABEL: func.func @no_elements
+// CHECK-DAG: %[[V:.*]] = stablehlo.constant dense<0xFF800000> : tensor<f32>
+// CHECK-DAG: %[[I:.*]] = stablehlo.constant dense<0> : tensor<i32>
+// CHECK: %[[BV:.*]] = stablehlo.broadcast_in_dim %[[V]], dims = [] : (tensor<f32>) -> tensor<3xf32>
+// CHECK: %[[BI:.*]] = stablehlo.broadcast_in_dim %[[I]], dims = [] : (tensor<i32>) -> tensor<3xi32>
+// CHECK-NOT: stablehlo.reduce
+// CHECK: return %[[BV]], %[[BI]]
+func.func @no_elements(%x: tensor<0x3xf32>, %i: tensor<0x3xi32>) -> (tensor<3xf32>, tensor<3xi32>) {
+  %v0 = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %i0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.reduce(%x init: %v0), (%i init: %i0) across dimensions = [0] : (tensor<0x3xf32>, tensor<0x3xi32>, tensor<f32>, tensor<i32>) -> (tensor<3xf32>, tensor<3xi32>)
+   reducer(%a: tensor<f32>, %b: tensor<f32>) (%c: tensor<i32>, %d: tensor<i32>) {
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    %n = stablehlo.maximum %c, %d : tensor<i32>
+    stablehlo.return %m, %n : tensor<f32>, tensor<i32>
+  }
+  return %0#0, %0#1 : tensor<3xf32>, tensor<3xi32>
+}

@@ -119,6 +119,29 @@ func.func @splat_updates(%x: tensor<8xi32>, %i: tensor<100x1xi32>, %one: tensor<
 
 // -----
 
+// An operand without elements (every window out of bounds) or updates without elements:
+// the result is the operand.
+// CHECK-LABEL: func.func @nothing_to_scatter
+// CHECK-SAME: (%[[X:.*]]: tensor<0xf32>, %{{.*}}: tensor<2x1xi32>, %{{.*}}: tensor<2xf32>, %[[Y:.*]]: tensor<4xf32>, %{{.*}}: tensor<0x1xi32>, %{{.*}}: tensor<0xf32>)
+// CHECK-NOT: stablehlo.scatter
+// CHECK-NOT: stablehlo.while
+// CHECK: return %[[X]], %[[Y]]
+func.func @nothing_to_scatter(%x: tensor<0xf32>, %i: tensor<2x1xi32>, %u: tensor<2xf32>,
+                              %y: tensor<4xf32>, %j: tensor<0x1xi32>, %v: tensor<0xf32>) -> (tensor<0xf32>, tensor<4xf32>) {
+  %r = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<0xf32>, tensor<2x1xi32>, tensor<2xf32>) -> tensor<0xf32>
+  %q = "stablehlo.scatter"(%y, %j, %v) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    stablehlo.return %b : tensor<f32>
+  }) : (tensor<4xf32>, tensor<0x1xi32>, tensor<0xf32>) -> tensor<4xf32>
+  return %r, %q : tensor<0xf32>, tensor<4xf32>
+}
+
+// -----
+
 func.func @dynamic_operand(%x: tensor<?x3xf32>, %i: tensor<2x1xi32>, %u: tensor<2x3xf32>) -> tensor<?x3xf32> {
   // expected-error@+1 {{only statically shaped scatter is supported}}
   %r = "stablehlo.scatter"(%x, %i, %u) <{scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
