@@ -14,7 +14,8 @@ need it (deserializing, tracing) do. What a JAX export needs beyond StableHLO:
   results (dropped by ``xhlo-legalize-tuples-and-tokens``);
 * symbolic dimensions: a module with dynamic argument shapes becomes a
   :class:`PolymorphicExecutable`, refined and compiled for each new input
-  signature (``stablehlo-refine-arguments`` + ``stablehlo-refine-shapes``).
+  signature (``stablehlo-refine-arguments``, inlining, ``stablehlo-refine-shapes``
+  and ``xhlo-legalize-dynamic-custom-calls`` for JAX's dynamic custom calls).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 from xhlo.dialects import stablehlo as sh
 
 from . import dtypes
+from . import pipeline as pl
 from ._mlir import ir, new_context, passmanager
 from .errors import CompilerError
 
@@ -439,11 +441,16 @@ class PolymorphicExecutable:
             module = ir.Module.parse(self._bytecode)
             types = _refined_types([ir.Type.parse(t) for t in self.input_types], arrays)
             pipeline = (
-                f"builtin.module(stablehlo-refine-arguments{{types={','.join(types)}}},"
-                "stablehlo-refine-shapes,func.func(stablehlo-canonicalize-dynamism))"
+                f"stablehlo-refine-arguments{{types={','.join(types)}}},"
+                # one body per call site, as JAX refines: a helper that two callers use
+                # with different constants (floor division's @_where) has no single refinement
+                "func.func(stablehlo-legalize-composite-to-call),inline,stablehlo-refine-shapes,"
+                # JAX's dynamic custom calls, static now, and what their results feed
+                "xhlo-legalize-dynamic-custom-calls,stablehlo-refine-shapes,"
+                "func.func(stablehlo-canonicalize-dynamism)"
             )
             try:
-                passmanager.PassManager.parse(pipeline).run(module.operation)
+                pl.build_pass_manager(pipeline).run(module.operation)
             except ir.MLIRError as err:
                 raise CompilerError(
                     f"{self.filename}: shape refinement for {types} failed: {err}",

@@ -8,6 +8,7 @@ current ``ir.Location`` (use ``with ir.InsertionPoint(op), op.location:``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -394,6 +395,17 @@ def splat_integer(value: ir.Value) -> int | None:
     if isinstance(scalar, ir.BoolAttr):
         return int(scalar.value)
     return ir.IntegerAttr(scalar).value if isinstance(scalar, ir.IntegerAttr) else None
+
+
+def constant_integers(value: ir.Value) -> list[int] | None:
+    """The integers of a ``stablehlo.constant`` of any shape, row-major; None for other values."""
+    if not isinstance(value, ir.OpResult) or value.owner.name != "stablehlo.constant":
+        return None
+    if not isinstance(element_type(value), ir.IntegerType):
+        return None
+    attr = ir.DenseIntElementsAttr(value.owner.attributes["value"])
+    count = math.prod(shape_of(value))
+    return [int(attr[0])] * count if attr.is_splat else [int(attr[i]) for i in range(count)]
 
 
 def _lookup(mapping, value, default=...):

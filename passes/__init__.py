@@ -8,6 +8,7 @@ import importlib
 REGISTRY: dict[str, str] = {
     "xhlo-expose-checks": "expose_checks:ExposeChecks",
     "xhlo-legalize-custom-calls": "legalize_custom_calls:LegalizeCustomCalls",
+    "xhlo-legalize-dynamic-custom-calls": "legalize_dynamic_custom_calls:LegalizeDynamicCustomCalls",
     "xhlo-lapack-to-openblas": "lapack_to_openblas:LapackToOpenblas",
     "xhlo-legalize-lapack-custom-calls": "legalize_lapack_custom_calls:LegalizeLapackCustomCalls",
     "xhlo-legalize-shardy": "legalize_shardy:LegalizeShardy",

@@ -14,6 +14,10 @@ linalg lowering. What xhlo knows:
 * ``ApproxTopK`` (``lax.approx_max_k``/``approx_min_k``) is computed exactly, as
   XLA's CPU fallback does: a stable ``stablehlo.sort`` with the called
   comparator along ``reduction_dim``, sliced to the result size.
+
+JAX's dynamic ops (``stablehlo.dynamic_reduce_window``, ...) become static ops
+in ``xhlo-legalize-dynamic-custom-calls`` while a shape-polymorphic export is
+refined; one that is still here is an error that says so.
 """
 
 from __future__ import annotations
@@ -84,8 +88,9 @@ def _int_config(op: ir.Operation, name: str) -> int:
     return ir.IntegerAttr(config[name]).value
 
 
-def _called_function(op: ir.Operation) -> str:
-    """The comparator's name; it is made private so the inliner drops it once inlined."""
+def called_function(op: ir.Operation) -> str:
+    """The name of the op's called computation; it is made private so the inliner drops it
+    once inlined."""
     callees = ir.ArrayAttr(op.attributes["called_computations"])
     name = ir.FlatSymbolRefAttr(callees[0]).value
     module = op
@@ -98,6 +103,16 @@ def _called_function(op: ir.Operation) -> str:
     return name
 
 
+def region_calling(region: ir.Region, arg_types: list[ir.Type], callee: str, result_types: list[ir.Type]) -> None:
+    """Fill ``region`` with a block that returns what ``callee`` returns for its arguments."""
+
+    def call(*args):
+        return list(sh.create("func.call", list(args), result_types,
+                              {"callee": ir.FlatSymbolRefAttr.get(callee)}).results)
+
+    sh.build_region(region, arg_types, call)
+
+
 def _approx_top_k(op: ir.Operation) -> None:
     """Exact top-k: sort with the comparator, keep the first entries along the dimension."""
     if "mhlo.backend_config" not in op.attributes or "called_computations" not in op.attributes:
@@ -105,7 +120,7 @@ def _approx_top_k(op: ir.Operation) -> None:
     count = len(op.operands) // 2
     inputs = list(op.operands)[:count]
     dimension = _int_config(op, "reduction_dim")
-    comparator = _called_function(op)
+    comparator = called_function(op)
     scalar_types = [sh.tensor_type([], sh.element_type(v)) for v in inputs]
     with ir.InsertionPoint(op), op.location:
         sort = sh.create(
@@ -119,17 +134,7 @@ def _approx_top_k(op: ir.Operation) -> None:
             regions=1,
         )
         arg_types = [t for t in scalar_types for _ in range(2)]
-
-        def compare(*args):
-            call = sh.create(
-                "func.call",
-                list(args),
-                [sh.tensor_type([], sh.i1())],
-                {"callee": ir.FlatSymbolRefAttr.get(comparator)},
-            )
-            return [call.result]
-
-        sh.build_region(sort.regions[0], arg_types, compare)
+        region_calling(sort.regions[0], arg_types, comparator, [sh.tensor_type([], sh.i1())])
         for sorted_value, result in zip(sort.results, op.results):
             shape = sh.shape_of(sorted_value)
             limit = list(ir.RankedTensorType(result.type).shape)
@@ -158,6 +163,9 @@ class LegalizeCustomCalls(ModulePass):
                 _approx_top_k(op)
             elif target.startswith("xhlo.runtime."):
                 continue  # collective runtime calls, lowered by xhlo-lower-runtime-calls
+            elif target.startswith("stablehlo.dynamic_"):
+                raise PassError(op, f"'{target}' whose shape operands are not constants: compile for "
+                                "concrete input shapes (a shape-polymorphic export is refined per call)")
             elif target.startswith("check."):
                 raise PassError(op, f"'{target}' outside the entry function cannot be evaluated")
             else:

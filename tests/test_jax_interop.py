@@ -505,6 +505,55 @@ def test_shape_polymorphic_export():
         executable(np.zeros((0, 4), np.float32), w)  # JAX's shape assertion: b >= 1
 
 
+def _symbolic_programs():
+    def strided(x):  # floor division of a symbolic dim: JAX's @_where helper under two callers
+        return x[::2] * 2, x[:, : x.shape[1] // 2].sum(1)
+
+    def cumulative(x):  # stablehlo.dynamic_reduce_window over the symbolic axis
+        return jnp.cumsum(x, 0), lax.cummax(x, 1, reverse=True), lax.reduce_window(
+            x, -jnp.inf, lax.max, (2, 2), (1, 1), "SAME")
+
+    def top_k(x):  # the chlo.top_k composite over a symbolic batch
+        return lax.top_k(x, 3)
+
+    return {"strided": strided, "cumulative": cumulative, "top_k": top_k}
+
+
+@pytest.mark.parametrize("name,dims,shapes", [
+    ("strided", "b, t", [(5, 8), (2, 3)]),
+    ("cumulative", "b, t", [(5, 8), (2, 3)]),
+    ("top_k", "b, 16", [(5, 16), (2, 16)]),
+])
+def test_symbolic_dimensions_refine_like_jax(name, dims, shapes):
+    """Programs whose symbolic dims reach helpers, composites and JAX's dynamic custom
+    calls: refined per input shape, they match JAX at two shapes each."""
+    f = _symbolic_programs()[name]
+    spec = jax.ShapeDtypeStruct(export.symbolic_shape(dims), np.float32)
+    executable = xhlo.compile(export.export(jax.jit(f))(spec))
+    for shape in shapes:
+        x = normal(*shape)
+        for got, want in zip(executable(x), jax.jit(f)(x)):
+            np.testing.assert_allclose(got, np.asarray(want), rtol=1e-6, atol=1e-6)  # cumsum of <= 5
+
+
+def test_symbolic_rbg_random_bits_match_jax():
+    """The rbg PRNG of a symbolic shape (stablehlo.dynamic_rng_bit_generator): the same bits."""
+    prng = jax.config.jax_default_prng_impl
+    jax.config.update("jax_default_prng_impl", "rbg")
+    try:
+        def f(key, x):
+            return jax.random.bits(key, x.shape, jnp.uint32)
+
+        key = jax.random.key_data(jax.random.key(3))
+        spec = jax.ShapeDtypeStruct(export.symbolic_shape("b, 4"), np.float32)
+        executable = xhlo.compile(export.export(jax.jit(f))(key, spec))
+        for batch in (3, 6):
+            x = np.zeros((batch, 4), np.float32)
+            np.testing.assert_array_equal(executable(key, x), np.asarray(jax.jit(f)(key, x)))
+    finally:
+        jax.config.update("jax_default_prng_impl", prng)
+
+
 # -- artifacts, files, xhlo.jit ------------------------------------------------------------------
 
 

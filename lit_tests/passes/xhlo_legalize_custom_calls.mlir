@@ -116,3 +116,13 @@ func.func @approx_max_k(%x: tensor<4x8xf32>) -> (tensor<4x2xf32>, tensor<4x2xi32
   %0:2 = stablehlo.custom_call @ApproxTopK(%x, %iota, %init, %none) {called_computations = [@greater], mhlo.backend_config = {aggregate_to_topk = true, is_fallback = true, recall_target = 0.949999988 : f32, reduction_dim = 1 : i64, reduction_input_size_override = -1 : i64, top_k = 2 : i64}} : (tensor<4x8xf32>, tensor<4x8xi32>, tensor<f32>, tensor<i32>) -> (tensor<4x2xf32>, tensor<4x2xi32>)
   return %0#0, %0#1 : tensor<4x2xf32>, tensor<4x2xi32>
 }
+
+// -----
+
+// JAX's dynamic ops still dynamic after refinement (xhlo-legalize-dynamic-custom-calls
+// made static what it could): named, with what to do.
+func.func @dynamic_top_k(%x: tensor<?x8xf32>, %k: tensor<i32>) -> tensor<?x?xf32> {
+  // expected-error@+1 {{'stablehlo.dynamic_top_k' whose shape operands are not constants: compile for concrete input shapes}}
+  %0:2 = stablehlo.custom_call @stablehlo.dynamic_top_k(%x, %k) : (tensor<?x8xf32>, tensor<i32>) -> (tensor<?x?xf32>, tensor<?x?xi32>)
+  return %0#0 : tensor<?x?xf32>
+}
