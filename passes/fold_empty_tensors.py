@@ -15,6 +15,11 @@ single operand is that operand. The upstream lowering of a concatenation of one
 operand and an empty one is a copy through ``tensor.extract``, which the linalg
 vectorizer turns into a ``vector.gather`` of linearized indices: wrong once the
 operand is a strided view (it read across rows of the slice's source).
+
+A computation whose results hold nothing (a ``reduce_window`` whose window does
+not fit its operand, a convolution with a kernel larger than its input) is
+empty constants too: the upstream lowering builds windows and paddings that do
+not verify for it.
 """
 
 from __future__ import annotations
@@ -31,6 +36,11 @@ _DATA_MOVEMENT = (
     "stablehlo.reverse", "stablehlo.transpose", "stablehlo.reshape", "stablehlo.broadcast_in_dim",
     "stablehlo.concatenate", "stablehlo.gather",
 )
+# Computations without effects whose results may hold nothing while their operands do not.
+_COMPUTATIONS = (
+    "stablehlo.reduce_window", "stablehlo.reduce", "stablehlo.convolution", "stablehlo.dot_general",
+    "stablehlo.select_and_scatter", "stablehlo.sort", "stablehlo.map",
+)
 
 
 def has_no_elements(value: ir.Value) -> bool:
@@ -39,11 +49,18 @@ def has_no_elements(value: ir.Value) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class FoldEmptyTensors(ModulePass):
-    """Replace data-movement ops whose result has no elements by empty constants."""
+    """Replace data-movement ops and computations whose results have no elements by empty
+    constants."""
 
     NAME = "xhlo-fold-empty-tensors"
 
     def run(self, module: ir.Operation) -> None:
+        for op in walk_ops(module, _COMPUTATIONS):
+            if all(has_no_elements(r) for r in op.results):
+                with ir.InsertionPoint(op), op.location:
+                    for result in op.results:
+                        result.replace_all_uses_with(sh.constant(0, result.type))
+                op.erase()
         for op in walk_ops(module, _DATA_MOVEMENT):
             result = op.results[0]
             with ir.InsertionPoint(op), op.location:

@@ -46,3 +46,34 @@ def test_cumlogsumexp_gradient():
     wide = x.astype(np.float64)  # d/dx_k sum_j cumlse_j = exp(x_k) * sum_{j >= k} exp(-cumlse_j)
     suffix = np.cumsum(np.exp(-np.logaddexp.accumulate(wide, axis=1))[:, ::-1], axis=1)[:, ::-1]
     np.testing.assert_allclose(got, np.exp(wide) * suffix, rtol=1e-4, atol=1e-6)
+
+
+def _reduce_window_sum(n: int, window: int, dilation: int, padding: tuple[int, int]):
+    from xhlo import builder as xb
+
+    b = xb.XlaBuilder("windows")
+    x = xb.ops.Parameter(b, 0, xb.Shape.array_shape(np.float32, (n, 2)))
+    return b.build(xb.ops.ReduceWindowWithGeneralPadding(
+        x, np.float32(0), lambda a, c: a + c, [window, 1], [1, 1], [1, 1], [dilation, 1], [padding, (0, 0)]))
+
+
+@pytest.mark.parametrize("n,window,dilation,padding", [
+    (3, 5, 1, (0, 0)),   # the window does not fit
+    (3, 2, 4, (0, 0)),   # nor once dilated
+    (3, 1, 1, (-3, 0)),  # the padding removes every element
+    (5, 2, 1, (-1, -1)),  # some left: windows over the cropped operand
+])
+def test_reduce_windows_without_results_against_the_interpreter(n, window, dilation, padding):
+    computation = _reduce_window_sum(n, window, dilation, padding)
+    x = RNG.standard_normal((n, 2)).astype(np.float32)
+    (want,) = reference.evaluate(computation.as_stablehlo_text(), x)
+    got = xhlo.compile(computation)(x)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_reduce_window_padding_beyond_the_operand_is_a_build_error():
+    """Padding that removes more than the operand holds is an error naming the op (it had
+    aborted the process: the lowering's pad had no valid type)."""
+    with pytest.raises(ValueError, match=r"ReduceWindow: padding \(-5, 0\) removes more than dimension 0"):
+        _reduce_window_sum(3, 1, 1, (-5, 0))

@@ -235,6 +235,8 @@ def _window_output(
                 f"{op_name}: window, stride and dilations of dimension {d} must be >= 1"
             )
         padded = ((n - 1) * bd + 1 if n else 0) + lo + hi
+        if padded < 0:
+            raise ValueError(f"{op_name}: padding {(lo, hi)} removes more than dimension {d} of {shape} holds")
         eff = (w - 1) * wd + 1
         out.append(0 if padded < eff else (padded - eff) // s + 1)
     return out

@@ -56,3 +56,24 @@ func.func @complex_elements(%x: tensor<2x3xcomplex<f32>>) -> tensor<0x3xcomplex<
   %0 = stablehlo.slice %x [2:2, 0:3] : (tensor<2x3xcomplex<f32>>) -> tensor<0x3xcomplex<f32>>
   return %0 : tensor<0x3xcomplex<f32>>
 }
+
+// -----
+
+// Computations whose results hold nothing: a reduce_window whose window does not fit,
+// a convolution whose kernel is larger than its input. Both become empty constants.
+// CHECK-LABEL: func.func @empty_computations
+// CHECK-NOT: stablehlo.reduce_window
+// CHECK-NOT: stablehlo.convolution
+// CHECK-DAG: %[[W:.*]] = stablehlo.constant dense<{{.*}}> : tensor<0x2xf32>
+// CHECK-DAG: %[[C:.*]] = stablehlo.constant dense<{{.*}}> : tensor<1x0x0x4xf32>
+// CHECK: return %[[W]], %[[C]]
+func.func @empty_computations(%x: tensor<3x2xf32>, %image: tensor<1x2x2x3xf32>, %kernel: tensor<3x3x3x4xf32>) -> (tensor<0x2xf32>, tensor<1x0x0x4xf32>) {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %z) <{window_dimensions = array<i64: 5, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<3x2xf32>, tensor<f32>) -> tensor<0x2xf32>
+  %1 = stablehlo.convolution(%image, %kernel) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x2x2x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x0x0x4xf32>
+  return %0, %1 : tensor<0x2xf32>, tensor<1x0x0x4xf32>
+}
