@@ -147,9 +147,9 @@ def _check(op: ir.Operation, distribution: str) -> ir.RankedTensorType:
         )
     elem = result_type.element_type
     floating = isinstance(elem, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type))
-    integer = isinstance(elem, ir.IntegerType) and ir.IntegerType(elem).width > 1
+    integer = isinstance(elem, ir.IntegerType)
     if not floating and not (integer and distribution == "UNIFORM"):
-        kinds = "f16/bf16/f32/f64" + (" or integer" if distribution == "UNIFORM" else "")
+        kinds = "f16/bf16/f32/f64" + (", integer or boolean" if distribution == "UNIFORM" else "")
         raise PassError(op, f"'stablehlo.rng' {distribution} needs {kinds} results, got {elem}")
     return result_type
 
@@ -162,6 +162,10 @@ def _expand(op: ir.Operation, ordinal: int) -> ir.Value:
         return sh.constant(0, result_type)
     if distribution == "NORMAL":
         return rng_normal(a, b, result_type, ordinal)
+    if result_type.element_type == sh.i1():  # booleans in [a, b): integers 0/1, then != 0
+        wide = [sh.convert(v, sh.i32()) for v in (a, b)]
+        numbers = uniform_int(*wide, sh.tensor_type(result_type.shape, sh.i32()), ordinal)
+        return sh.compare("NE", numbers, sh.constant(0, numbers.type))
     if isinstance(result_type.element_type, ir.IntegerType):
         return uniform_int(a, b, result_type, ordinal)
     return uniform_float(a, b, result_type, ordinal)

@@ -146,6 +146,10 @@ def _legalize(op: ir.Operation) -> None:
         raise PassError(op, f"rng_bit_generator cannot produce {elem}") from None
     bits_type = _unsigned(width)
     algorithm = _algorithm(op)
+    state_size = sh.shape_of(state)[0]
+    if state_size not in ((2,) if algorithm == "THREE_FRY" else (2, 3)):
+        needs = "u64[2]" if algorithm == "THREE_FRY" else "u64[2] or u64[3] (PHILOX on the CPU)"
+        raise PassError(op, f"rng_bit_generator {algorithm} needs a state of {needs}, got u64[{state_size}]")
     if algorithm == "THREE_FRY" and elem == bits_type:
         return  # the upstream lowering is exact
     with ir.InsertionPoint(op), op.location:

@@ -104,6 +104,25 @@ def test_dynamic_reshape_of_a_dynamic_matrix_uses_its_logical_elements():
     np.testing.assert_array_equal(out[6:], 0)
 
 
+def test_dynamic_sizes_survive_a_tuple():
+    """GetTupleElement gives back an element's dynamic sizes (they had been dropped: the
+    reduction summed the padding); an op that takes such a tuple whole is refused."""
+    def program(v, n):
+        pair = ops.Tuple(v.builder, [ops.SetDimensionSize(v, n, 0), n])
+        padded = ops.GetTupleElement(pair, 0)
+        return [reduce_sum(padded, [0]), ops.GetDimensionSize(padded, 0)]
+
+    v = np.arange(1, 7, dtype=F)
+    total, size = compile_fn(program, v, I32(0))(v, I32(4))
+    assert total == v[:4].sum() and size == 4
+
+    b = xb.XlaBuilder("loop")
+    state = ops.Tuple(b, [ops.SetDimensionSize(ops.Parameter(b, 0, xb.Shape.array_shape(F, (6,))),
+                                               ops.Parameter(b, 1, xb.Shape.array_shape(I32, ())), 0)])
+    with pytest.raises(ValueError, match="While: operand 0 is a tuple with dynamic dimensions in its elements"):
+        ops.While(lambda s: ops.ConstantLiteral(s.builder, np.bool_(False)), lambda s: s, state)
+
+
 def test_errors_name_the_op():
     b = xb.XlaBuilder("bad")
     v = ops.Parameter(b, 0, xb.Shape.array_shape(F, (4, 3)))

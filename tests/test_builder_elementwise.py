@@ -190,6 +190,37 @@ def test_compare_unsigned_and_broadcast_dimensions():
     np.testing.assert_array_equal(got, a < v[None, :])
 
 
+def test_compare_type_must_fit_the_elements():
+    """StableHLO's comparison types per element type; a mismatch had been ignored."""
+    u32 = xb.Shape.array_shape(np.uint32, (2,))
+    for shape, kind, allowed in [(u32, "SIGNED", "UNSIGNED"), (xb.Shape.array_shape(np.int32, (2,)), "FLOAT", "SIGNED"),
+                                 (xb.Shape.array_shape(np.float32, (2,)), "UNSIGNED", "FLOAT or TOTALORDER")]:
+        b = xb.XlaBuilder("compare")
+        x = ops.Parameter(b, 0, shape)
+        with pytest.raises(ValueError, match=f"Lt: compare type {kind} does not fit .* \\(use {allowed}\\)"):
+            ops.Compare(x, x, direction="LT", compare_type=kind)
+
+
+def test_python_numbers_must_fit_the_operand():
+    """A Python number takes the other operand's type only if that type holds it exactly;
+    a constant of a large Python integer is s64 (both had wrapped silently)."""
+    got = run(lambda x: [x + 3, x * 0.5, ops.Constant(x.builder, [1, 2**35])], np.float32([1, 2]))
+    assert_close(got[0], np.float32([4, 5]))
+    assert_close(got[1], np.float32([0.5, 1]))
+    assert_close(got[2], np.array([1, 2**35], np.int64))
+    b = xb.XlaBuilder("numbers")
+    ints, floats, preds = (ops.Parameter(b, i, xb.Shape.array_shape(t, (2,)))
+                           for i, t in enumerate((np.uint8, np.float32, np.bool_)))
+    with pytest.raises(ValueError, match="Add: cannot use 300 with the operand .*u8 cannot hold it"):
+        ints + 300
+    with pytest.raises(TypeError, match="Add: cannot use the complex 1j with the real operand"):
+        floats + 1j
+    with pytest.raises(ValueError, match="Or: cannot use 2 with the operand .*pred cannot hold it"):
+        ops.Or(preds, 2)
+    with pytest.raises(TypeError, match="Mul: cannot use the non-integer 2.5 with the integer operand"):
+        ints * 2.5
+
+
 def test_broadcast_dimensions_variant():
     m = RNG.standard_normal((2, 3)).astype(np.float32)
     col = np.array([10.0, 20.0], np.float32)

@@ -273,6 +273,19 @@ def test_rng_bit_generator_spec_example():
     assert philox.dtype == np.uint32 and len(set(philox.tolist())) > 60
 
 
+def test_rng_uniform_booleans_and_default_state():
+    """Booleans in [a, b) (an integer draw, then != 0); DEFAULT is PHILOX on the CPU and
+    needs its state, which the builder checks."""
+    (flags,) = run(lambda: ops.RngUniform(np.bool_(False), np.bool_(True), xb.Shape.parse("pred[100]")))
+    assert flags.dtype == np.bool_ and not flags.any()  # [0, 1) holds 0 only
+    (flags,) = run(lambda: ops.RngUniform(np.bool_(True), np.bool_(True), xb.Shape.parse("pred[100]")))
+    assert flags.all()  # b <= a gives a
+    b = xb.XlaBuilder("state")
+    state = ops.Parameter(b, 0, xb.Shape.parse("u64[1]"))
+    with pytest.raises(ValueError, match=r"RngBitGenerator: DEFAULT needs a state of u64\[2, 3\] elements"):
+        ops.RngBitGenerator("DEFAULT", state, xb.Shape.parse("u32[2]"))
+
+
 def test_rng_uniform_range():
     (u,) = run(
         lambda lo, hi: ops.RngUniform(lo, hi, xb.Shape.parse("f32[4000]")),
@@ -428,3 +441,28 @@ def test_scaled_dot_f8_operands():
 def test_build_time_errors(fn, error, match):
     with pytest.raises(error, match=match):
         build(fn, np.zeros((2, 3), np.float32), np.zeros((4, 5), np.float32))
+
+
+@pytest.mark.parametrize(
+    "fn,error,match",
+    [
+        (lambda x, k: ops.ConvGeneralDilated(x, k, [1, 1], "VALID", window_reversal=[True],
+                                             dimension_numbers=("NHWC", "HWIO", "NHWC")),
+         ValueError, r"ConvGeneralDilated: window_reversal \[True\] needs 2 entries"),
+        (lambda x, k: ops.ConvGeneralDilated(x, ops.ConvertElementType(k, "f16"), [1, 1], "VALID",
+                                             dimension_numbers=("NHWC", "HWIO", "NHWC"), preferred_element_type="f32"),
+         TypeError, "ConvGeneralDilated: operands must have the same element type"),
+        (lambda x, k: ops.Dot(ops.ConvertElementType(x[0, 0], "s32"), ops.ConvertElementType(k[0, 0], "s32"),
+                              preferred_element_type="s8"),
+         ValueError, "Dot: DotGeneral: preferred_element_type s8 is narrower than the operands"),
+        (lambda x, k: ops.BitcastConvertType(ops.Complex(x, x), "f32"),
+         TypeError, r"BitcastConvertType: cannot reinterpret c64 as f32 \(real and complex types\)"),
+        (lambda x, k: ops.ConvertElementType(x, "f99"), TypeError, "ConvertElementType: unknown element type 'f99'"),
+        (lambda x, k: ops.Broadcast(x, [-1]), ValueError, "Broadcast: negative dimension size"),
+        (lambda x, k: ops.Sort(ops.Complex(x, x)), TypeError, "Sort: Lt: complex operands"),
+    ],
+)
+def test_errors_name_the_op_called(fn, error, match):
+    """Each error starts with the op the caller called (an op it is made of follows)."""
+    with pytest.raises(error, match=match):
+        build(fn, xb.Shape.parse("f32[1,5,5,3]"), xb.Shape.parse("f32[2,2,3,4]"))

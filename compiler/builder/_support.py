@@ -113,14 +113,15 @@ def scalar_shape(element_type: str) -> Shape:
 
 
 def constant_array(value, dtype=None) -> np.ndarray:
-    """``value`` as a numpy array; Python scalars and lists default to 32-bit types."""
+    """``value`` as a numpy array; Python scalars and lists default to 32-bit types (integers
+    that s32 cannot hold: s64)."""
     if dtype is not None:
         return np.asarray(value, dtype=shp.numpy_dtype(dtype))
     arr = np.asarray(value)
     if not isinstance(value, (np.ndarray, np.generic)):
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
-        elif arr.dtype == np.int64:
+        elif arr.dtype == np.int64 and (arr.size == 0 or np.iinfo(np.int32).min <= arr.min() and arr.max() <= np.iinfo(np.int32).max):
             arr = arr.astype(np.int32)
         elif arr.dtype == np.complex128:
             arr = arr.astype(np.complex64)

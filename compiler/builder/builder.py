@@ -55,6 +55,7 @@ class XlaOp:
         "_shape",
         "builder",
         "dynamic_sizes",
+        "element_dynamic_sizes",
         "op_name",
         "operands",
     )
@@ -75,6 +76,8 @@ class XlaOp:
         # dimension -> s32 scalar XlaOp of its runtime size (SetDimensionSize,
         # DynamicReshape); ``shape`` gives the static bounds
         self.dynamic_sizes: dict[int, XlaOp] = {}
+        # of a Tuple: each element's dynamic_sizes (GetTupleElement gives them back)
+        self.element_dynamic_sizes: tuple[dict[int, XlaOp], ...] = ()
 
     @property
     def shape(self) -> Shape:
@@ -122,7 +125,7 @@ class XlaOp:
     def _binary(self, name: str, other, reverse: bool = False):
         from . import ops
 
-        other = ops._as_op(other, like=self)
+        other = ops._as_op(other, like=self, op_name=name)
         lhs, rhs = (other, self) if reverse else (self, other)
         return getattr(ops, name)(lhs, rhs)
 
@@ -376,10 +379,16 @@ def _propagated_dynamic_sizes(op_name: str, shape: Shape, operands: Sequence[Xla
     """The result's dynamic sizes for an op that did not give them: element-wise
     ops keep their operands'; any other op on a dynamic operand is an error,
     since it would silently compute on the padding."""
+    if op_name == "Tuple":
+        return {}  # the elements' sizes: element_dynamic_sizes
+    for i, x in enumerate(operands):
+        if any(x.element_dynamic_sizes):
+            raise ValueError(
+                f"{op_name}: operand {i} is a tuple with dynamic dimensions in its elements "
+                "(from SetDimensionSize or DynamicReshape); only GetTupleElement takes them apart"
+            )
     dynamic = [(i, x) for i, x in enumerate(operands) if x.dynamic_sizes]
     if not dynamic:
-        return {}
-    if op_name == "Tuple":
         return {}
     if op_name in ELEMENTWISE_OPS and all(x.shape.rank() == shape.rank() for _, x in dynamic):
         merged: dict[int, XlaOp] = {}

@@ -90,7 +90,7 @@ def _variadic(op_name: str, operands, init_values):
             raise ValueError(
                 f"{op_name}: operands must have the same dimensions, got {', '.join(map(str, shapes))}"
             )
-    inits = [_as_op(v, like=x) for v, x in zip(inits, operands)]
+    inits = [_as_op(v, like=x, op_name=op_name) for v, x in zip(inits, operands)]
     for i, (v, s) in enumerate(zip(inits, shapes)):
         vs = array(op_name, v, f"init value {i}")
         if vs.rank() != 0 or vs.element_type() != s.element_type():
@@ -352,7 +352,7 @@ def SelectAndScatter(
         raise ValueError(
             f"SelectAndScatter: source {sshape} must have the window output shape {t}{out_dims}"
         )
-    init_value = _as_op(init_value, like=operand)
+    init_value = _as_op(init_value, like=operand, op_name="SelectAndScatter")
     if array("SelectAndScatter", init_value, "init_value").rank() != 0:
         raise ValueError(f"SelectAndScatter: init_value must be a scalar, got {init_value.shape}")
     same_element_type("SelectAndScatter", operand, init_value)

@@ -72,6 +72,34 @@ class ScatterDimensionNumbers:
         self.scatter_indices_batching_dims = list(scatter_indices_batching_dims)
 
 
+def _sorted(op_name: str, dims: list[int], what: str) -> list[int]:
+    if dims != sorted(dims):
+        raise ValueError(f"{op_name}: {what} {dims} must be sorted")
+    return dims
+
+
+def _disjoint(op_name: str, a: list[int], what_a: str, b: list[int], what_b: str) -> None:
+    common = sorted(set(a) & set(b))
+    if common:
+        raise ValueError(f"{op_name}: {what_a} {a} and {what_b} {b} share dimension(s) {common}")
+
+
+def _index_batching_dims(op_name: str, dims, operand_dims: list[int], operand, idims: list[int], ivd: int,
+                         indices, what: str) -> list[int]:
+    """The index batching dimensions: one per operand batching dimension, of its size, in
+    range and not the index vector dimension."""
+    dims = check_dimensions(op_name, dims, len(idims), what)
+    if len(dims) != len(operand_dims):
+        raise ValueError(f"{op_name}: {what} {dims} needs one entry per operand batching dimension {operand_dims}")
+    for d, od in zip(dims, operand_dims):
+        if d == ivd:
+            raise ValueError(f"{op_name}: {what} {dims} include the index_vector_dim {ivd}")
+        if idims[d] != operand.dimensions()[od]:
+            raise ValueError(f"{op_name}: batching dimension {d} of {indices} ({idims[d]}) and {od} of "
+                             f"{operand} ({operand.dimensions()[od]}) differ")
+    return dims
+
+
 def _numbers(cls, value, kwargs):
     if value is None:
         return cls(**kwargs)
@@ -98,13 +126,15 @@ def Gather(
     ivd = ishape.rank() - 1 if dn.index_vector_dim is None else int(dn.index_vector_dim)
     sizes = dims_list("Gather", slice_sizes, "slice_sizes")
     rank = shape.rank()
-    collapsed = check_dimensions(
+    collapsed = _sorted("Gather", check_dimensions(
         "Gather", dn.collapsed_slice_dims, rank, "collapsed slice dimension"
-    )
-    obatch = check_dimensions(
+    ), "collapsed_slice_dims")
+    obatch = _sorted("Gather", check_dimensions(
         "Gather", dn.operand_batching_dims, rank, "operand batching dimension"
-    )
+    ), "operand_batching_dims")
+    _disjoint("Gather", collapsed, "collapsed_slice_dims", obatch, "operand_batching_dims")
     smap = check_dimensions("Gather", dn.start_index_map, rank, "start_index_map entry")
+    _disjoint("Gather", smap, "start_index_map", obatch, "operand_batching_dims")
     if len(sizes) != rank:
         raise ValueError(f"Gather: slice_sizes {sizes} needs {rank} entries for {shape}")
     for d, (s, n) in enumerate(zip(sizes, shape.dimensions())):
@@ -122,9 +152,11 @@ def Gather(
         raise ValueError(
             f"Gather: start_index_map {smap} must have {idims[ivd]} entries (index vector size of {ishape})"
         )
+    sbatch = _index_batching_dims("Gather", dn.start_indices_batching_dims, obatch, shape, idims, ivd, ishape,
+                                  "start_indices_batching_dims")
     batch_sizes = [n for d, n in enumerate(idims) if d != ivd]
     offset_sizes = [n for d, n in enumerate(sizes) if d not in collapsed and d not in obatch]
-    offset_dims = dims_list("Gather", dn.offset_dims, "offset_dims")
+    offset_dims = _sorted("Gather", dims_list("Gather", dn.offset_dims, "offset_dims"), "offset_dims")
     if len(offset_dims) != len(offset_sizes):
         raise ValueError(
             f"Gather: {len(offset_dims)} offset_dims for {len(offset_sizes)} offset (uncollapsed) dimensions"
@@ -139,7 +171,7 @@ def Gather(
     def attrs():
         text = (
             f"#stablehlo.gather<offset_dims = {_t(offset_dims)}, collapsed_slice_dims = {_t(collapsed)}, "
-            f"operand_batching_dims = {_t(obatch)}, start_indices_batching_dims = {_t(dn.start_indices_batching_dims)}, "
+            f"operand_batching_dims = {_t(obatch)}, start_indices_batching_dims = {_t(sbatch)}, "
             f"start_index_map = {_t(smap)}, index_vector_dim = {ivd}>"
         )
         return {
@@ -190,12 +222,17 @@ def Scatter(
     dn = _numbers(ScatterDimensionNumbers, dimension_numbers, kwargs)
     rank, urank = shapes[0].rank(), ushapes[0].rank()
     ivd = ishape.rank() - 1 if dn.index_vector_dim is None else int(dn.index_vector_dim)
-    uwd = check_dimensions("Scatter", dn.update_window_dims, urank, "update window dimension")
-    iwd = check_dimensions("Scatter", dn.inserted_window_dims, rank, "inserted window dimension")
-    ibatch = check_dimensions("Scatter", dn.input_batching_dims, rank, "input batching dimension")
+    uwd = _sorted("Scatter", check_dimensions(
+        "Scatter", dn.update_window_dims, urank, "update window dimension"), "update_window_dims")
+    iwd = _sorted("Scatter", check_dimensions(
+        "Scatter", dn.inserted_window_dims, rank, "inserted window dimension"), "inserted_window_dims")
+    ibatch = _sorted("Scatter", check_dimensions(
+        "Scatter", dn.input_batching_dims, rank, "input batching dimension"), "input_batching_dims")
+    _disjoint("Scatter", iwd, "inserted_window_dims", ibatch, "input_batching_dims")
     sdod = check_dimensions(
         "Scatter", dn.scatter_dims_to_operand_dims, rank, "scatter_dims_to_operand_dims entry"
     )
+    _disjoint("Scatter", sdod, "scatter_dims_to_operand_dims", ibatch, "input_batching_dims")
     if len(uwd) + len(iwd) + len(ibatch) != rank:
         raise ValueError(
             f"Scatter: rank of {shapes[0]} must equal |update_window_dims| + |inserted_window_dims| "
@@ -204,6 +241,8 @@ def Scatter(
     if not 0 <= ivd <= ishape.rank():
         raise ValueError(f"Scatter: index_vector_dim {ivd} is out of range for {ishape}")
     idims = list(ishape.dimensions()) + ([1] if ivd == ishape.rank() else [])
+    sbatch = _index_batching_dims("Scatter", dn.scatter_indices_batching_dims, ibatch, shapes[0], idims, ivd,
+                                  ishape, "scatter_indices_batching_dims")
     if len(sdod) != idims[ivd]:
         raise ValueError(f"Scatter: scatter_dims_to_operand_dims {sdod} needs {idims[ivd]} entries")
     scatter_sizes = [n for d, n in enumerate(idims) if d != ivd]
@@ -233,7 +272,7 @@ def Scatter(
     def emit(em, *values):
         text = (
             f"#stablehlo.scatter<update_window_dims = {_t(uwd)}, inserted_window_dims = {_t(iwd)}, "
-            f"input_batching_dims = {_t(ibatch)}, scatter_indices_batching_dims = {_t(dn.scatter_indices_batching_dims)}, "
+            f"input_batching_dims = {_t(ibatch)}, scatter_indices_batching_dims = {_t(sbatch)}, "
             f"scatter_dims_to_operand_dims = {_t(sdod)}, index_vector_dim = {ivd}>"
         )
         attrs = {

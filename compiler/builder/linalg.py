@@ -128,9 +128,15 @@ class DotDimensionNumbers:
 
 
 def _result_type(op_name: str, lhs: XlaOp, rhs: XlaOp, preferred_element_type) -> str:
-    if preferred_element_type is not None:
-        return shp.element_type_name(preferred_element_type)
-    return same_element_type(op_name, lhs, rhs)
+    if preferred_element_type is None:
+        return same_element_type(op_name, lhs, rhs)
+    preferred = shp.element_type_name(preferred_element_type)
+    operands = [x.shape.element_type() for x in (lhs, rhs)]
+    if shp.is_integer(preferred) and all(shp.is_integer(t) for t in operands):
+        if shp.bit_width(preferred) < max(shp.bit_width(t) for t in operands):
+            raise ValueError(f"{op_name}: preferred_element_type {preferred} is narrower than the operands "
+                             f"{lhs.shape} and {rhs.shape}")
+    return preferred
 
 
 def _dot_shape(
@@ -500,6 +506,8 @@ def ConvGeneralDilated(
         if len(v) != n or any(x < 1 for x in v):
             raise ValueError(f"{op_name}: {what} {v} needs {n} positive entries")
     reversal = [bool(v) for v in window_reversal] if window_reversal is not None else [False] * n
+    if len(reversal) != n:
+        raise ValueError(f"{op_name}: window_reversal {reversal} needs {n} entries (one per spatial dimension)")
     spatial = [ls.dimensions()[d] for d in dn.input_spatial_dimensions]
     kernel = [rs.dimensions()[d] for d in dn.kernel_spatial_dimensions]
     from .computations import _window_output, _window_padding
@@ -534,6 +542,7 @@ def ConvGeneralDilated(
     dims[dn.output_feature_dimension] = kout
     for d, size in zip(dn.output_spatial_dimensions, out_spatial):
         dims[d] = size
+    same_element_type(op_name, lhs, rhs)  # a convolution's operands share one type, whatever the result's
     out = Shape(_result_type(op_name, lhs, rhs, preferred_element_type), dims)
     precision = precision_list(op_name, precision_config)
 
@@ -917,15 +926,15 @@ def RngNormal(mu, sigma, shape: Shape) -> XlaOp:
 
 def RngBitGenerator(algorithm, initial_state, shape: Shape) -> XlaOp:
     """(new state, random bits of ``shape``) from a u64 state: THREE_FRY u64[2],
-    PHILOX u64[2] or u64[3], DEFAULT backend-specific."""
+    PHILOX u64[2] or u64[3], DEFAULT backend-specific (PHILOX on the CPU)."""
     kind = _enum_name(algorithm).replace("RNG_", "")
     if kind not in ("DEFAULT", "THREE_FRY", "PHILOX"):
         raise ValueError(f"RngBitGenerator: unknown algorithm {algorithm!r}")
     state = array("RngBitGenerator", initial_state, "initial_state")
     if state.element_type() != "u64" or state.rank() != 1:
         raise TypeError(f"RngBitGenerator: initial_state must be a u64 vector, got {state}")
-    sizes = {"THREE_FRY": (2,), "PHILOX": (2, 3)}.get(kind)
-    if sizes and state.dimensions()[0] not in sizes:
+    sizes = {"THREE_FRY": (2,), "PHILOX": (2, 3), "DEFAULT": (2, 3)}[kind]  # DEFAULT: PHILOX on the CPU
+    if state.dimensions()[0] not in sizes:
         raise ValueError(
             f"RngBitGenerator: {kind} needs a state of u64{list(sizes)} elements, got {state}"
         )

@@ -10,7 +10,11 @@ as in ``xla_client`` (``Iota(b, shape, 0)``), or use the builder entered with
 
 from __future__ import annotations
 
+import functools
 import math
+import threading
+import types
+from collections.abc import Callable
 
 import numpy as np
 
@@ -76,9 +80,9 @@ def ConstantLiteral(literal, dtype=None) -> XlaOp:
 Constant = ConstantLiteral
 
 
-def _as_op(value, like: XlaOp | None = None, builder: XlaBuilder | None = None) -> XlaOp:
+def _as_op(value, like: XlaOp | None = None, builder: XlaBuilder | None = None, op_name: str = "Constant") -> XlaOp:
     """An XlaOp for ``value``: XlaOps pass through; numbers become constants of
-    ``like``'s element type."""
+    ``like``'s element type (an error unless it holds them)."""
     if isinstance(value, XlaOp):
         return value
     builder = builder or (like.builder if like is not None else resolve_builder("constant"))
@@ -94,8 +98,16 @@ def _as_op(value, like: XlaOp | None = None, builder: XlaBuilder | None = None) 
             and arr.dtype.kind == "f"
             and not np.all(arr == np.round(arr))
         ):
-            raise TypeError(f"cannot use the non-integer {value!r} with the integer operand {like}")
-        return ConstantLiteral(builder, arr.astype(dtype))
+            raise TypeError(f"{op_name}: cannot use the non-integer {value!r} with the integer operand {like}")
+        if arr.dtype.kind == "c" and dtype.kind != "c":
+            raise TypeError(f"{op_name}: cannot use the complex {value!r} with the real operand {like}")
+        with np.errstate(all="ignore"):
+            cast = arr.astype(dtype)
+            exact = dtype.kind in "fc" or np.array_equal(cast.astype(arr.dtype), arr)
+        if not exact:
+            raise ValueError(f"{op_name}: cannot use {value!r} with the operand {like}: "
+                             f"{like.shape.element_type()} cannot hold it")
+        return ConstantLiteral(builder, cast)
     return ConstantLiteral(builder, value)
 
 
@@ -309,9 +321,9 @@ def _binary_operands(op_name: str, lhs, rhs):
     if not isinstance(lhs, XlaOp) and not isinstance(rhs, XlaOp):
         raise TypeError(f"{op_name}: at least one operand must be an XlaOp")
     if not isinstance(lhs, XlaOp):
-        lhs = _as_op(lhs, like=rhs)
+        lhs = _as_op(lhs, like=rhs, op_name=op_name)
     if not isinstance(rhs, XlaOp):
-        rhs = _as_op(rhs, like=lhs)
+        rhs = _as_op(rhs, like=lhs, op_name=op_name)
     return lhs, rhs
 
 
@@ -462,6 +474,9 @@ def Compare(
             f"{op_name}: complex operands ({lhs.shape}) can only be compared for (in)equality"
         )
     kind = compare_type or _compare_type(t, False)
+    allowed = ("FLOAT", "TOTALORDER") if shp.is_float(t) or shp.is_complex(t) else (_compare_type(t, False),)
+    if kind not in allowed:
+        raise ValueError(f"{op_name}: compare type {kind} does not fit {t} operands (use {' or '.join(allowed)})")
 
     def emit(em, shape, a, b):
         return sh.compare(direction, a, b, kind)
@@ -515,6 +530,8 @@ def BitcastConvertType(operand, new_element_type) -> XlaOp:
     one consumes the minor dimension (seed 003)."""
     shape = array("BitcastConvertType", operand)
     old, new = shape.element_type(), shp.element_type_name(new_element_type)
+    if shp.is_complex(old) != shp.is_complex(new):
+        raise TypeError(f"BitcastConvertType: cannot reinterpret {old} as {new} (real and complex types)")
     ob, nb = shp.bit_width(old), shp.bit_width(new)
     dims = list(shape.dimensions())
     if ob > nb:
@@ -712,8 +729,9 @@ def SliceInDim(operand, start_index: int, limit_index: int, stride: int, dimno: 
     return Slice(operand, start, limit, strides)
 
 
-def _start_indices(op_name: str, start_indices, rank: int) -> list[XlaOp]:
-    """Scalar integer start indices (a list of scalars or one 1-D array)."""
+def _start_indices(op_name: str, start_indices, operand: XlaOp) -> list[XlaOp]:
+    """Scalar integer start indices (a list of scalars or one 1-D array) into ``operand``;
+    Python integers are s32 constants (s64 when they need it)."""
     if (
         isinstance(start_indices, XlaOp)
         and start_indices.shape.is_array()
@@ -725,25 +743,39 @@ def _start_indices(op_name: str, start_indices, rank: int) -> list[XlaOp]:
         starts = list(start_indices.reshape(-1))
     else:
         starts = as_list(start_indices)
-    builder = resolve_builder(op_name, *starts)
-    starts = [s if isinstance(s, XlaOp) else ConstantLiteral(builder, np.int32(s)) for s in starts]
-    if len(starts) != rank:
-        raise ValueError(f"{op_name}: {len(starts)} start indices for an operand of rank {rank}")
+    builder = resolve_builder(op_name, operand, *starts)
+    starts = [s if isinstance(s, XlaOp) else _index_constant(op_name, builder, s) for s in starts]
+    dims = operand.shape.dimensions()
+    if len(starts) != len(dims):
+        raise ValueError(f"{op_name}: {len(starts)} start indices for an operand of rank {len(dims)}")
     for i, s in enumerate(starts):
         ss = array(op_name, s, f"start index {i}")
         if ss.rank() != 0 or not shp.is_integer(ss.element_type()):
             raise TypeError(f"{op_name}: start index {i} must be an integer scalar, got {ss}")
     types = {s.shape.element_type() for s in starts}
-    if len(types) > 1:
-        starts = [ConvertElementType(s, "s64") for s in starts]
+    if len(types) > 1:  # one type, s64: an unsigned start is clamped to the dimension first (no wrap)
+        starts = [ConvertElementType(_at_most(s, n) if shp.is_unsigned_int(s.shape.element_type()) else s, "s64")
+                  for s, n in zip(starts, dims)]
     return starts
+
+
+def _index_constant(op_name: str, builder, value) -> XlaOp:
+    value = int(value)
+    for dtype in (np.int32, np.int64):
+        if np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+            return ConstantLiteral(builder, dtype(value))
+    raise ValueError(f"{op_name}: start index {value} does not fit s64")
+
+
+def _at_most(x: XlaOp, bound: int) -> XlaOp:
+    return Min(x, ConstantLiteral(x.builder, np.array(bound, x.dtype)))
 
 
 def DynamicSlice(operand, start_indices, slice_sizes) -> XlaOp:
     """The ``slice_sizes`` block at runtime ``start_indices`` (clamped to fit)."""
     shape = array("DynamicSlice", operand)
     sizes = dims_list("DynamicSlice", slice_sizes, "slice_sizes")
-    starts = _start_indices("DynamicSlice", start_indices, shape.rank())
+    starts = _start_indices("DynamicSlice", start_indices, operand)
     if len(sizes) != shape.rank() or any(
         not 0 <= s <= n for s, n in zip(sizes, shape.dimensions())
     ):
@@ -767,7 +799,7 @@ def DynamicUpdateSlice(operand, update, start_indices) -> XlaOp:
         u > n for u, n in zip(ushape.dimensions(), shape.dimensions())
     ):
         raise ValueError(f"DynamicUpdateSlice: update {ushape} does not fit in {shape}")
-    starts = _start_indices("DynamicUpdateSlice", start_indices, shape.rank())
+    starts = _start_indices("DynamicUpdateSlice", start_indices, operand)
     return single_op(
         "DynamicUpdateSlice",
         "stablehlo.dynamic_update_slice",
@@ -831,7 +863,7 @@ def Pad(operand, padding_value, padding_config) -> XlaOp:
     """Pad with (edge low, edge high, interior) per dimension; interior first,
     negative edge padding removes elements."""
     shape = array("Pad", operand)
-    padding_value = _as_op(padding_value, like=operand)
+    padding_value = _as_op(padding_value, like=operand, op_name="Pad")
     pshape = array("Pad", padding_value, "padding_value")
     if pshape.rank() != 0:
         raise ValueError(f"Pad: padding_value must be a scalar, got {pshape}")
@@ -899,7 +931,7 @@ def Select(pred, on_true, on_false) -> XlaOp:
 def Clamp(min, operand, max) -> XlaOp:
     """min(max(min, x), max); ``min``/``max`` may be scalars."""
     shape = array("Clamp", operand)
-    lo, hi = _as_op(min, like=operand), _as_op(max, like=operand)
+    lo, hi = _as_op(min, like=operand, op_name="Clamp"), _as_op(max, like=operand, op_name="Clamp")
     same_element_type("Clamp", lo, operand, hi)
     for what, b in (("min", lo), ("max", hi)):
         bs = array("Clamp", b, what)
@@ -946,7 +978,9 @@ def Tuple(elements) -> XlaOp:
         if not isinstance(e, XlaOp):
             raise TypeError(f"Tuple: element {i} is a {type(e).__name__}, not an XlaOp")
     shape = Shape.tuple_shape([e.shape for e in elements])
-    return builder.add_op("Tuple", shape, elements, lambda em, *values: list(values))
+    op = builder.add_op("Tuple", shape, elements, lambda em, *values: list(values))
+    op.element_dynamic_sizes = tuple(dict(e.dynamic_sizes) for e in elements)
+    return op
 
 
 def GetTupleElement(tuple_data, index: int) -> XlaOp:
@@ -957,8 +991,9 @@ def GetTupleElement(tuple_data, index: int) -> XlaOp:
     elements = tuple_data.shape.tuple_shapes()
     if not 0 <= index < len(elements):
         raise ValueError(f"GetTupleElement: index {index} is out of range for {tuple_data.shape}")
+    sizes = tuple_data.element_dynamic_sizes[index] if tuple_data.element_dynamic_sizes else {}
     return tuple_data.builder.add_op(
-        "GetTupleElement", elements[index], [tuple_data], lambda em, t: t[index]
+        "GetTupleElement", elements[index], [tuple_data], lambda em, t: t[index], dynamic_sizes=sizes
     )
 
 
@@ -1043,3 +1078,35 @@ from .collectives import *
 from .side_effects import *
 from .dynamic import *
 from .tensor_iterator import *
+
+
+# -- errors name the op the caller called ---------------------------------------------
+
+_calls = threading.local()  # how deep in op calls this thread is (only the outermost names)
+
+
+def _naming_errors(name: str, op: Callable) -> Callable:
+    """``op`` whose shape and type errors start with ``name``: an error raised inside it
+    (a Shape of an unknown type, an op it is made of) says which op the caller called."""
+
+    @functools.wraps(op)
+    def checked(*args, **kwargs):
+        depth = getattr(_calls, "depth", 0)
+        _calls.depth = depth + 1
+        try:
+            return op(*args, **kwargs)
+        except (ValueError, TypeError, IndexError, OverflowError) as err:
+            message = str(err)
+            if depth == 0 and err.args and isinstance(err.args[0], str) and not message.startswith(f"{name}:"):
+                err.args = (f"{name}: {message}", *err.args[1:])
+            raise
+        finally:
+            _calls.depth = depth
+
+    return checked
+
+
+for _name, _op in list(globals().items()):
+    if _name[:1].isupper() and isinstance(_op, types.FunctionType):
+        globals()[_name] = _naming_errors(_name, _op)
+del _name, _op

@@ -91,3 +91,19 @@ func.func @dynamic_result(%mu: tensor<f32>, %sigma: tensor<f32>, %shape: tensor<
   %0 = stablehlo.rng %mu, %sigma, %shape, distribution = NORMAL : (tensor<f32>, tensor<f32>, tensor<1xi64>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+// Booleans in [a, b): integers of [a, b) as i32, then != 0.
+// CHECK-LABEL: func.func @booleans
+// CHECK: %[[A:.*]] = stablehlo.convert %arg0 : (tensor<i1>) -> tensor<i32>
+// CHECK: %[[B:.*]] = stablehlo.convert %arg1 : (tensor<i1>) -> tensor<i32>
+// CHECK: %[[N:.*]] = stablehlo.convert %{{.*}} : (tensor<8xi64>) -> tensor<8xi32>
+// CHECK: %[[R:.*]] = stablehlo.compare  NE, %[[N]], %{{.*}} : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi1>
+// CHECK-NOT: stablehlo.rng
+// CHECK: return %[[R]]
+func.func @booleans(%a: tensor<i1>, %b: tensor<i1>) -> tensor<8xi1> {
+  %shape = stablehlo.constant dense<8> : tensor<1xi64>
+  %0 = stablehlo.rng %a, %b, %shape, distribution = UNIFORM : (tensor<i1>, tensor<i1>, tensor<1xi64>) -> tensor<8xi1>
+  return %0 : tensor<8xi1>
+}

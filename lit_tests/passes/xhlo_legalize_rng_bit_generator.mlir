@@ -96,3 +96,11 @@ func.func @six_bit_float(%s: tensor<2xui64>) -> (tensor<2xui64>, tensor<4xf6E2M3
   %0:2 = stablehlo.rng_bit_generator %s, algorithm = PHILOX : (tensor<2xui64>) -> (tensor<2xui64>, tensor<4xf6E2M3FN>)
   return %0#0, %0#1 : tensor<2xui64>, tensor<4xf6E2M3FN>
 }
+
+// -----
+
+func.func @short_state(%state: tensor<1xui64>) -> tensor<4xui32> {
+  // expected-error@+1 {{rng_bit_generator DEFAULT needs a state of u64[2] or u64[3] (PHILOX on the CPU), got u64[1]}}
+  %0:2 = stablehlo.rng_bit_generator %state, algorithm = DEFAULT : (tensor<1xui64>) -> (tensor<1xui64>, tensor<4xui32>)
+  return %0#1 : tensor<4xui32>
+}
