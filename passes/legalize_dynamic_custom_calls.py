@@ -23,7 +23,6 @@ import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
-
 from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
 

@@ -12,7 +12,7 @@ applies the op to one slice of every buffer per step: ``xhlo-parallelize-loops``
 hands the loop to the thread pool when it is worth it.
 
 Then a fill or copy (a slice, or a whole op of any size) whose buffers are
-row-major (sizes-1 dims aside) runs on flat views: a copy is one ``memcpy``, a
+row-major (size-1 dims aside) runs on flat views: a copy is one ``memcpy``, a
 fill one loop (LLVM makes a zero fill a ``memset``). A ``linalg.map`` that
 only yields a value from outside counts as a fill. As nested element loops,
 LLVM vectorized each with run-time checks and remainders: the padding of the

@@ -132,10 +132,10 @@ def _result_type(op_name: str, lhs: XlaOp, rhs: XlaOp, preferred_element_type) -
         return same_element_type(op_name, lhs, rhs)
     preferred = shp.element_type_name(preferred_element_type)
     operands = [x.shape.element_type() for x in (lhs, rhs)]
-    if shp.is_integer(preferred) and all(shp.is_integer(t) for t in operands):
-        if shp.bit_width(preferred) < max(shp.bit_width(t) for t in operands):
-            raise ValueError(f"{op_name}: preferred_element_type {preferred} is narrower than the operands "
-                             f"{lhs.shape} and {rhs.shape}")
+    integers = shp.is_integer(preferred) and all(shp.is_integer(t) for t in operands)
+    if integers and shp.bit_width(preferred) < max(shp.bit_width(t) for t in operands):
+        raise ValueError(f"{op_name}: preferred_element_type {preferred} is narrower than the operands "
+                         f"{lhs.shape} and {rhs.shape}")
     return preferred
 
 
