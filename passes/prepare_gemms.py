@@ -594,16 +594,20 @@ def _apply(module: ir.Operation, script: str) -> None:
 
 
 def _tag_and_apply(module: ir.Operation, ops: list[ir.Operation], tag: str, script: str) -> None:
-    """Apply ``script`` to each op in turn; an op the transform rejects stays as it is."""
+    """Apply ``script`` to each op in turn, the op its payload root (its match walks the op,
+    not the module: once per op, that was quadratic in the program's size); an op the
+    transform rejects stays as it is. One walk at the end removes the tags."""
+    if not ops:
+        return
     handler = module.context.attach_diagnostic_handler(lambda diagnostic: True)
     try:
         for op in ops:
             op.attributes[tag] = ir.UnitAttr.get()
             try:
-                _apply(module, script)
+                _apply(op, script)
             except ir.MLIRError:
                 pass
-            _untag(module, tag)
+        _untag(module, tag)
     finally:
         handler.detach()
 
