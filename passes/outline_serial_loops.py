@@ -71,6 +71,15 @@ def _distinct_work(module: ir.Operation, func: ir.Operation) -> int:
     return sum(distinct.values())
 
 
+def _by_kind(nests: list[Nest]) -> dict[tuple[str, ...], tuple[int, list[Nest]]]:
+    """Nests grouped by their ops' names in order: ``{names: (work of one, nests)}``."""
+    kinds: dict[tuple[str, ...], tuple[int, list[Nest]]] = {}
+    for nest in nests:
+        names = tuple(op.name for op in nest.ops)
+        kinds.setdefault(names, (_work(list(names)), []))[1].append(nest)
+    return kinds
+
+
 @dataclasses.dataclass(frozen=True)
 class OutlineSerialLoops(ModulePass):
     """Outline large top-level serial loop nests into functions called through a pointer."""
@@ -95,21 +104,25 @@ class OutlineSerialLoops(ModulePass):
 
     def _to_balance(self, module: ir.Operation, func: ir.Operation, chosen: list[Nest],
                     small: list[Nest]) -> list[Nest]:
-        """The small nests, largest first, that bring ``func`` down to one part's share of the work."""
+        """The small nests that bring ``func`` down to one part's share of the work. Nests
+        with the same ops become one function (xhlo-merge-identical-bodies), so the other
+        parts' work grows by one copy of each kind while ``func`` loses every copy: the
+        kinds that take the most work out of ``func`` go first."""
         parts = self.parts or partition_codegen.available_cores()
         if not small or parts < 2:
             return []
-        moving = sum(_work([op.name for op in n.ops]) for n in chosen)
-        kept = _work(_op_names(func)) - moving
+        kinds = _by_kind(chosen)
+        kept = _work(_op_names(func)) - sum(work * len(nests) for work, nests in kinds.values())
         if kept < self.balance_min_work:
             return []
-        share = (kept + moving + _distinct_work(module, func)) // parts
+        others = _distinct_work(module, func) + sum(work for work, _ in kinds.values())
         balancing = []
-        for work, nest in sorted(((_work([op.name for op in n.ops]), n) for n in small), key=lambda p: -p[0]):
-            if kept <= share:
+        for work, nests in sorted(_by_kind(small).values(), key=lambda kind: -kind[0] * len(kind[1])):
+            if kept * (parts - 1) <= others:  # no more than one part's share left
                 break
-            balancing.append(nest)
-            kept -= work
+            balancing += nests
+            kept -= work * len(nests)
+            others += work
         return balancing
 
     def _eligible(self, op: ir.Operation) -> Nest | None:

@@ -1,4 +1,5 @@
 // RUN: xhlo-opt %s --xhlo-outline-serial-loops="min-ops=4" --split-input-file | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-outline-serial-loops="min-ops=100 balance-min-ops=4 balance-min-work=10 parts=2" --split-input-file | FileCheck %s --check-prefix=BALANCE
 
 // A serial loop nest of a public function moves to its own function over
 // [begin, end), with the captured memrefs in a stack struct as
@@ -73,4 +74,41 @@ func.func @reduce(%in: memref<8xf32>) -> f32 {
     scf.yield %z : f32
   }
   return %sum : f32
+}
+
+// -----
+
+// Balancing (second RUN line): small nests leave the public function while it holds
+// more than one of two parts' work. Nests with the same ops become one function
+// (xhlo-merge-identical-bodies), so each kind adds its work to the other part once
+// but takes every copy's out of @layers: all four copies go.
+// BALANCE-LABEL: func.func @layers
+// BALANCE-COUNT-4: call_indirect
+// BALANCE-NOT: scf.for
+// BALANCE: return
+func.func @layers(%a: memref<64xf32>, %b: memref<64xf32>, %c: memref<64xf32>, %d: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  scf.for %i = %c0 to %c64 step %c1 {
+    %x = memref.load %a[%i] : memref<64xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %a[%i] : memref<64xf32>
+  }
+  scf.for %i = %c0 to %c64 step %c1 {
+    %x = memref.load %b[%i] : memref<64xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %b[%i] : memref<64xf32>
+  }
+  scf.for %i = %c0 to %c64 step %c1 {
+    %x = memref.load %c[%i] : memref<64xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %c[%i] : memref<64xf32>
+  }
+  scf.for %i = %c0 to %c64 step %c1 {
+    %x = memref.load %d[%i] : memref<64xf32>
+    %y = arith.mulf %x, %x : f32
+    memref.store %y, %d[%i] : memref<64xf32>
+  }
+  return
 }
