@@ -167,6 +167,11 @@ def walk_ops(root: ir.Operation, name: str | tuple[str, ...] | None) -> list[ir.
     return found
 
 
+def functions(module: ir.Operation) -> list[ir.Operation]:
+    """The module's ``func.func`` ops (top level only: no walk through their bodies)."""
+    return [op.operation for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"]
+
+
 def retype(value: ir.Value, new_type: ir.Type, convert_back, where: ir.InsertionPoint, location: ir.Location) -> None:
     """``value`` takes ``new_type`` in place and its users read ``convert_back(value)``, made
     at ``where``: the definition changes without rebuilding its op or block."""

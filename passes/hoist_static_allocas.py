@@ -23,7 +23,7 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import MEMREF_VIEWS, ModulePass, walk_ops
+from .base import MEMREF_VIEWS, ModulePass, functions, walk_ops
 
 # ops through which a buffer would outlive the iteration that made it
 _HAND_ON = frozenset({"scf.yield", "scf.condition", "func.return", "cf.br", "cf.cond_br"})
@@ -36,7 +36,7 @@ class HoistStaticAllocas(ModulePass):
     NAME = "xhlo-hoist-static-allocas"
 
     def run(self, module: ir.Operation) -> None:
-        for func in walk_ops(module, "func.func"):
+        for func in functions(module):
             if not len(func.regions[0].blocks):
                 continue
             entry = func.regions[0].blocks[0]

@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from xhlo._mlir import ir
 from xhlo.dialects import stablehlo as sh
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass, functions, walk_ops
 
 TOKEN_ARGUMENTS_ATTR = "xhlo.token_arguments"
 TOKEN_RESULTS_ATTR = "xhlo.token_results"
@@ -278,7 +278,7 @@ class LegalizeTuplesAndTokens(ModulePass):
     NAME = "xhlo-legalize-tuples-and-tokens"
 
     def run(self, module: ir.Operation) -> None:
-        for op in walk_ops(module, "func.func"):
+        for op in functions(module):
             _rewrite_function(op)
         for op in walk_ops(module, "func.call"):
             _rewrite_call(op)

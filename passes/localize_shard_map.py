@@ -34,7 +34,7 @@ import re
 import numpy as np
 from xhlo._mlir import ir
 
-from .base import ModulePass, PassError, walk_ops
+from .base import ModulePass, PassError, functions, walk_ops
 
 SHARD_MAP_ATTR = "xhlo.shard_map"
 FORWARDING_OPS = ("sdy.sharding_constraint", "sdy.reshard", "sdy.propagation_barrier")
@@ -237,7 +237,7 @@ class LocalizeShardMap(ModulePass):
         devices = _device_count(module)
         if devices == 1:
             return
-        for func_op in walk_ops(module, "func.func"):
+        for func_op in functions(module):
             if len(func_op.regions[0].blocks) == 0:
                 continue
             block = func_op.regions[0].blocks[0]

@@ -23,7 +23,7 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass, functions, walk_ops
 from .hoist_static_allocas import handed_on
 from .scratch_arena import static_bytes
 
@@ -45,7 +45,7 @@ class StackSmallBuffers(ModulePass):
     max_function_bytes: int = 65536
 
     def run(self, module: ir.Operation) -> None:
-        for func in walk_ops(module, "func.func"):
+        for func in functions(module):
             if not len(func.regions[0].blocks):
                 continue
             entry, placed = func.regions[0].blocks[0], 0
