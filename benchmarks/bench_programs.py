@@ -188,6 +188,16 @@ def _programs() -> list[Case]:
         half = lambda t: t.astype(jnp.float16)
         return (jax.nn.gelu(half(x) @ half(w1)) @ half(w2)).astype(jnp.float32)
 
+    def deep_mlp_loss(layers, x):  # many small layers: compile time that grows with the program
+        for w_up, w_down, gain in layers:
+            x = x + jax.nn.gelu(x @ w_up) @ w_down
+            x = x * gain / jnp.sqrt(jnp.mean(x * x, -1, keepdims=True) + 1e-6)
+        return x.sum()
+
+    def deep_mlp_args(depth=24, width=128):
+        return ([(_normal(width, 4 * width, scale=0.05), _normal(4 * width, width, scale=0.05),
+                  np.ones(width, np.float32)) for _ in range(depth)], _normal(16, width))
+
     edges = 800
     return [
         _program("GPT-style Adam step (4 layers, 256 wide)", gpt_adam_step, gpt_args, 2e-2, 1e-4),
@@ -218,6 +228,7 @@ def _programs() -> list[Case]:
                 lambda: (_ints(-10**6, 10**6, 10000), _ints(-1000, 1000, 10000)), 0, 0),
         _program("complex fft and exp 1024", complex_ops,
                 lambda: ((_normal(1024) + 1j * _normal(1024)).astype(np.complex64),), 1e-3, 1e-3),
+        _program("24-layer MLP value and grad (16x128)", jax.value_and_grad(deep_mlp_loss), deep_mlp_args, 1e-3, 1e-3),
         _program("float16 MLP", float16_mlp, lambda: (_normal(64, 128), _normal(128, 256, scale=0.1),
                                                       _normal(256, 64, scale=0.1)), 1e-2, 1e-2),
     ]
