@@ -14,6 +14,7 @@ from .executable import SCRATCH_ATTR, Executable, FunctionSignature, TensorSpec
 from .jax_interop import PolymorphicExecutable, is_shape_polymorphic
 from .llvm_jit import JitProgram
 from .runtime import bind as bind_runtime, parallel, record_device_counts
+from .runtime.program import check_timeout
 from .source import _looks_like_path as looks_like_path, load_module
 
 
@@ -34,6 +35,9 @@ class CompileOptions:
     collective_timeout: float = 300.0  # seconds a device waits for its peers in a collective
     cache: bool = True  # reuse an Executable this process compiled from the same program and options
     cache_dir: str | None = None  # also keep compiled code on disk there (default: $XHLO_CACHE_DIR)
+
+    def __post_init__(self):
+        check_timeout("collective_timeout", self.collective_timeout)
 
 
 class _ThreadContext(threading.local):

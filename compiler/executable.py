@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import math
 import threading
+import warnings
 import weakref
 from typing import Any
 
@@ -21,7 +22,7 @@ from . import dtypes
 from ._mlir import ExecutionEngine, ir, quant
 from .checks import Check, evaluate
 from .runtime.memory import result_array
-from .runtime.program import free_cached_blocks
+from .runtime.program import check_timeout, free_cached_blocks
 
 
 @dataclasses.dataclass(frozen=True)
@@ -304,8 +305,11 @@ class Executable:
         from .runtime.inprocess import run_replicated
 
         name = entry or self.entry
-        if name in self.signatures:
-            self._entry_point(name)  # resolve once, not in every thread
+        if name not in self.signatures:
+            raise ValueError(f"no public function '{name}'; found {sorted(self.signatures)}")
+        self._entry_point(name)  # resolve once, not in every thread
+        if timeout is not None:
+            timeout = check_timeout("timeout", timeout)
         return run_replicated(self, args_per_device, entry=name, timeout=timeout)
 
     @staticmethod
@@ -322,7 +326,9 @@ class Executable:
                 arrays.append(arg)  # the common case, checked in a fraction of a microsecond
                 continue
             if isinstance(arg, (bool, int, float, complex)):
-                array = np.asarray(arg, dtype=spec.dtype)
+                array = _python_scalar(arg, spec.dtype)
+                if array is None:
+                    raise ValueError(f"argument {i} of {sig.name}: {arg!r} does not fit {spec.dtype} ({spec})")
             else:
                 array = np.asarray(arg)
                 if array.dtype.kind == "V" and array.dtype.itemsize == spec.dtype.itemsize:
@@ -339,3 +345,17 @@ class Executable:
                 )
             arrays.append(np.ascontiguousarray(array))
         return arrays
+
+
+def _python_scalar(value: complex, dtype: np.dtype) -> np.ndarray | None:
+    """A Python number as a 0-d array of ``dtype``; None unless ``dtype`` holds it (floats
+    round, as in numpy; an integer or bool must be exact, a complex needs a complex type)."""
+    if isinstance(value, complex) and dtype.kind != "c":
+        return None
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            array = np.asarray(value, dtype=dtype)
+        except (OverflowError, TypeError, ValueError):
+            return None
+    return array if dtype.kind in "fc" or array.item() == value else None

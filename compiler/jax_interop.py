@@ -32,8 +32,8 @@ from . import dtypes
 from . import pipeline as pl
 from ._mlir import ir, new_context, passmanager
 from .errors import CompilerError
+from .source import MLIR_BYTECODE_MAGIC
 
-MLIR_BYTECODE_MAGIC = b"ML\xefR"
 PLATFORM_INDEX = "_platform_index"
 HOST_PLATFORM = "cpu"
 
@@ -380,6 +380,7 @@ class PolymorphicExecutable:
     ):
         import io
 
+        _unregistered_ops(module, filename)  # a Shardy shard_map: an error now, not at the first call
         buffer = io.BytesIO()
         module.operation.write_bytecode(buffer)
         self._bytecode = buffer.getvalue()
@@ -440,8 +441,11 @@ class PolymorphicExecutable:
         with context, ir.Location.unknown():
             module = ir.Module.parse(self._bytecode)
             types = _refined_types([ir.Type.parse(t) for t in self.input_types], arrays)
+            # Shardy's ops and attributes first: unregistered, they crash MLIR's inliner and
+            # stablehlo-refine-shapes
+            shardy = "xhlo-legalize-shardy," if _unregistered_ops(module, self.filename) else ""
             pipeline = (
-                f"stablehlo-refine-arguments{{types={','.join(types)}}},"
+                f"{shardy}stablehlo-refine-arguments{{types={','.join(types)}}},"
                 # one body per call site, as JAX refines: a helper that two callers use
                 # with different constants (floor division's @_where) has no single refinement
                 "func.func(stablehlo-legalize-composite-to-call),inline,stablehlo-refine-shapes,"
@@ -464,6 +468,27 @@ class PolymorphicExecutable:
                 num_partitions=self._num_partitions,
                 **self._options,
             )
+
+
+def _unregistered_ops(module: ir.Module, filename: str) -> bool:
+    """Does the module hold ops of unregistered dialects (Shardy's)? A ``shard_map``'s
+    ``sdy.manual_computation`` is an error: its per-device program is made by
+    xhlo-localize-shard-map, after refinement, which refines the global program."""
+    names: set[str] = set()
+
+    def visit(op):
+        if not module.context.is_registered_operation(op.name):
+            names.add(op.name)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if "sdy.manual_computation" in names:
+        raise CompilerError(
+            f"{filename}: a shape-polymorphic shard_map in Shardy form is not supported; export it "
+            "with concrete shapes, or in GSPMD form (jax.config.update('jax_use_shardy_partitioner', False))",
+            stage="refine-shapes",
+        )
+    return bool(names)
 
 
 # -- calling with pytrees ----------------------------------------------------------------------

@@ -39,7 +39,7 @@ def load_module(source, context: ir.Context, name: str | None = None) -> tuple[i
         if not path.exists():
             raise FileNotFoundError(f"no such MLIR file: {path}")
         data = path.read_bytes()
-        return _parse(data if path.suffix == ".mlirbc" or _is_binary(data) else data.decode(), context, str(path)), str(path)
+        return _parse(data, context, str(path)), str(path)
     if isinstance(source, (bytes, bytearray, memoryview)):
         return _parse(bytes(source), context, name or "<bytes>"), name or "<bytes>"
     if isinstance(source, str):
@@ -49,8 +49,18 @@ def load_module(source, context: ir.Context, name: str | None = None) -> tuple[i
     )
 
 
+MLIR_BYTECODE_MAGIC = b"ML\xefR"  # the first bytes of every MLIR bytecode file
+
+
+def _text(data: bytes, name: str) -> str:
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        raise CompilerError(f"{name}: neither UTF-8 text nor MLIR bytecode", stage="parse") from None
+
+
 def _is_binary(data: bytes) -> bool:
-    return data[:4] == b"ML\xefR"
+    return data.startswith(MLIR_BYTECODE_MAGIC)
 
 
 def _parse(data: str | bytes, context: ir.Context, name: str) -> ir.Module:
@@ -76,7 +86,7 @@ def _parse(data: str | bytes, context: ir.Context, name: str) -> ir.Module:
                     + format_diagnostics(err, name)
                 ) from None
         if isinstance(data, bytes):
-            data = data.decode()
+            data = _text(data, name)
         try:
             data = check_syntax.to_generic(data)
         except check_syntax.CheckSyntaxError as err:

@@ -324,12 +324,13 @@ def while_loop(
 
 def inline_region(region: ir.Region, args: Sequence[ir.Value]) -> list[ir.Value]:
     """Clone ``region``'s single block at the insertion point with its arguments
-    bound to ``args``; returns the values its ``stablehlo.return`` yields."""
+    bound to ``args``; returns the values its ``stablehlo.return`` (or, of a function,
+    ``func.return``) yields."""
     block = region.blocks[0]
     mapping = {block.arguments[i]: args[i] for i in range(len(args))}
     results: list[ir.Value] = []
     for op in block.operations:
-        if op.operation.name == "stablehlo.return":
+        if op.operation.name in ("stablehlo.return", "func.return"):
             results = [_lookup(mapping, v) for v in op.operands]
             break
         clone = op.operation.clone()

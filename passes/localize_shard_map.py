@@ -15,7 +15,11 @@ recognized:
   ``@SPMDShardToFullShape``; those boundary calls go and what is between them
   stays. The ``mhlo.sharding`` strings (``{devices=[2,2]<=[4]}``,
   ``last_tile_dim_replicate``, explicit device lists, ``{replicated}``) say
-  which tile each device holds.
+  which tile each device holds. An argument that enters twice (``g(x, x)``)
+  through identical chains enters once.
+
+A shard_map in a private function (JAX keeps an inner ``jit``, ``xhlo.jit``'s
+among them, as one) is first inlined into its callers.
 
 How each argument and result is cut is kept in the module attribute
 ``xhlo.shard_map``: per value, the number of blocks per dimension and, per
@@ -33,6 +37,7 @@ import re
 
 import numpy as np
 from xhlo._mlir import ir
+from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, PassError, functions, walk_ops
 
@@ -181,14 +186,71 @@ def _source(value: ir.Value) -> ir.Value:
     return value
 
 
+def _holds_shard_map(func_op: ir.Operation) -> bool:
+    return len(func_op.regions[0].blocks) > 0 and any(
+        op.operation.name == "sdy.manual_computation" or _custom_call_target(op.operation) == "SPMDFullToShardShape"
+        for op in func_op.regions[0].blocks[0].operations)
+
+
+def _inline_shard_map_callees(module: ir.Operation) -> None:
+    """Calls of private functions that hold a shard_map (JAX keeps an inner ``jit`` as one)
+    take their bodies: localizing a function changes its signature, which its callers
+    would not follow."""
+    while True:
+        holders = {ir.StringAttr(f.attributes["sym_name"]).value: f for f in functions(module)
+                   if "sym_visibility" in f.attributes
+                   and ir.StringAttr(f.attributes["sym_visibility"]).value == "private" and _holds_shard_map(f)}
+        calls = [call for call in walk_ops(module, "func.call")
+                 if ir.FlatSymbolRefAttr(call.attributes["callee"]).value in holders]
+        if not calls:
+            return
+        for call in calls:
+            callee = holders[ir.FlatSymbolRefAttr(call.attributes["callee"]).value]
+            with ir.InsertionPoint(call), call.location:
+                results = sh.inline_region(callee.regions[0], list(call.operands))
+            for old, new in zip(call.results, results):
+                old.replace_all_uses_with(new)
+            call.erase()
+        for callee in holders.values():
+            callee.erase()
+
+
+def _merge_entries(arg: ir.Value) -> None:
+    """One Sharding/FullToShard chain for an argument that enters the shard_map several
+    times (``g(x, x)``) through identical chains: the others' uses move to the first."""
+    chains = []
+    for use in arg.uses:
+        sharding = use.owner
+        to_shard = _only_user(sharding.results[0]) if _custom_call_target(sharding) == "Sharding" else None
+        if _custom_call_target(to_shard) != "SPMDFullToShardShape":
+            return
+        chains.append((sharding, to_shard))
+    if len(chains) < 2:
+        return
+    first_sharding, first = chains[0]
+    for sharding, to_shard in chains[1:]:
+        same = (_sharding_string(sharding), _sharding_string(to_shard), to_shard.results[0].type) == (
+            _sharding_string(first_sharding), _sharding_string(first), first.results[0].type)
+        if not same:
+            return
+    for sharding, to_shard in chains[1:]:
+        to_shard.results[0].replace_all_uses_with(first.results[0])
+        to_shard.erase()
+        sharding.erase()
+
+
 def _erase_unused(ops: list[ir.Operation]) -> None:
-    """Erase ``ops`` once nothing uses them (chains in any order)."""
-    pending = list(ops)
+    """Erase ``ops`` once nothing uses them (chains in any order; an op listed twice, as the
+    one ShardToFull of a result returned twice, once)."""
+    pending = []
+    for op in ops:
+        if all(op != seen for seen in pending):
+            pending.append(op)
     while pending:
         unused = [op for op in pending if all(not list(r.uses) for r in op.results)]
         if not unused:
             raise ValueError(f"cannot remove {[op.name for op in pending]}: still in use")
-        pending = [op for op in pending if all(op is not u for u in unused)]
+        pending = [op for op in pending if all(op != u for u in unused)]
         for op in unused:
             op.erase()
 
@@ -237,6 +299,7 @@ class LocalizeShardMap(ModulePass):
         devices = _device_count(module)
         if devices == 1:
             return
+        _inline_shard_map_callees(module)
         for func_op in functions(module):
             if len(func_op.regions[0].blocks) == 0:
                 continue
@@ -341,6 +404,8 @@ class LocalizeShardMap(ModulePass):
 
     def _gspmd(self, module: ir.Operation, func_op: ir.Operation, devices: int) -> None:
         block = func_op.regions[0].blocks[0]
+        for arg in block.arguments:
+            _merge_entries(arg)
         func_return = block.operations[len(block.operations) - 1]
         entries = []  # (argument, its Sharding call, its FullToShard call)
         for arg in block.arguments:

@@ -63,6 +63,35 @@ def test_wrong_arguments_raise_value_error(args, expected):
         exe(*args)
 
 
+@pytest.mark.parametrize("arg,dtype", [(1.9, "int32"), (2**40, "int32"), (1j, "float32"), (2, "bool")])
+def test_python_numbers_must_fit_the_argument(arg, dtype):
+    """A Python number takes the argument's type only if it holds it (1.9 had become 1)."""
+    exe = xhlo.compile("func.func @main(%i: tensor<i32>, %f: tensor<f32>, %b: tensor<i1>) -> tensor<i32> {\n"
+                       "  return %i : tensor<i32>\n}")
+    args = {"int32": [arg, 1.0, True], "float32": [1, arg, True], "bool": [1, 1.0, arg]}[dtype]
+    with pytest.raises(ValueError, match=f"does not fit {dtype}"):
+        exe(*args)
+    assert exe(3, 0.1, False) == 3
+
+
+def test_bad_device_counts_timeouts_and_bytes():
+    """Device counts must be integers of at least 1 and timeouts positive seconds (a string
+    timeout had hung a run whose device waited for a peer); bytes that are neither text
+    nor bytecode are a CompilerError, not a UnicodeDecodeError."""
+    for count in ("2", 2.5, True, 0):
+        with pytest.raises(ValueError, match="num_replicas must be an integer of at least 1"):
+            xhlo.compile(ADD, num_replicas=count)
+    for seconds in ("5", 0, float("nan"), -1):
+        with pytest.raises(ValueError, match="collective_timeout must be a positive number of seconds"):
+            xhlo.compile(ADD, collective_timeout=seconds)
+    with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
+        xhlo.compile(ADD).run_replicated([(np.zeros((2, 3), np.float32),) * 2], timeout="5")
+    with pytest.raises(ValueError, match="no public function 'nope'"):  # once, not per device
+        xhlo.compile(ADD).run_replicated([(np.zeros((2, 3), np.float32),) * 2], entry="nope")
+    with pytest.raises(xhlo.CompilerError, match="neither UTF-8 text nor MLIR bytecode"):
+        xhlo.compile(b"\xff\xfe not mlir")
+
+
 def test_missing_entry():
     with pytest.raises(ValueError, match="no public function 'forward'"):
         xhlo.compile(ADD, entry="forward")

@@ -180,3 +180,121 @@ def test_run_sharded_needs_a_shard_map_program():
     )
     with pytest.raises(ValueError, match="not compiled from a shard_map"):
         run_sharded(exe, np.zeros(2, np.float32))
+
+
+POLYMORPHIC_EXPORT = """
+import pickle, sys
+import jax
+jax.config.update("jax_num_cpu_devices", 4)
+import jax.numpy as jnp
+import numpy as np
+from jax import export, lax
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((4,), ("x",), axis_types=(jax.sharding.AxisType.Explicit,))
+spec = jax.ShapeDtypeStruct(export.symbolic_shape("4*b"), np.float32, sharding=NamedSharding(mesh, P("x")))
+sharded = jax.jit(lambda x: jnp.sin(x) * 2 + x.sum())
+mapped = jax.jit(jax.shard_map(lambda x: lax.psum(x, "x"), mesh=mesh, in_specs=P("x"), out_specs=P("x")))
+xs = [np.arange(n, dtype=np.float32) for n in (8, 12)]
+pickle.dump({"sharded": export.export(sharded)(spec).serialize(), "mapped": export.export(mapped)(spec).serialize(),
+             "args": xs, "expected": [np.asarray(sharded(x)) for x in xs]}, open(sys.argv[2], "wb"))
+"""
+
+
+def test_shape_polymorphic_shardy_exports(tmp_path):
+    """A sharded jit with a symbolic dim, in Shardy form, is refined per shape (its sdy ops
+    dropped first: they had crashed the refinement); a shard_map of one is a clear error."""
+    data = jax_export(POLYMORPHIC_EXPORT, "shardy", tmp_path)
+    exe = xhlo.compile(data["sharded"])
+    for x, want in zip(data["args"], data["expected"]):
+        np.testing.assert_allclose(exe(x), want, rtol=1e-6, atol=1e-5)  # sin and a sum of <= 12
+    with pytest.raises(xhlo.CompilerError, match="shape-polymorphic shard_map in Shardy form is not supported"):
+        xhlo.compile(data["mapped"])
+
+
+def _gspmd_program(argument: str, body: str, result: str, results: str) -> str:
+    return f"""
+module attributes {{mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32}} {{
+  func.func public @main(%arg0: {argument}) -> ({results}) {{
+    %0 = stablehlo.custom_call @Sharding(%arg0) {{mhlo.sharding = "{{devices=[4]<=[4]}}"}} : ({argument}) -> {argument}
+    %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {{mhlo.sharding = "{{manual}}"}} : ({argument}) -> {body}
+    %2 = stablehlo.add %1, %1 : {body}
+    %3 = stablehlo.custom_call @Sharding(%2) {{mhlo.sharding = "{{manual}}"}} : ({body}) -> {body}
+    %4 = stablehlo.custom_call @SPMDShardToFullShape(%3) {{mhlo.sharding = "{{devices=[4]<=[4]}}"}} : ({body}) -> {argument}
+    return {result} : {results}
+  }}
+}}"""
+
+
+def test_gspmd_result_returned_twice_and_scalar_arguments():
+    """A result returned twice (its boundary ops had been erased twice: a double free), and
+    0-d arguments of exe(*global_arrays) (a shard had become shape (1,))."""
+    twice = xhlo.compile(_gspmd_program("tensor<8xf32>", "tensor<2xf32>", "%4, %4", "tensor<8xf32>, tensor<8xf32>"))
+    x = np.arange(8, dtype=np.float32)
+    for got in twice(x):
+        np.testing.assert_array_equal(got, 2 * x)
+    scalar = xhlo.compile(_gspmd_program("tensor<f32>", "tensor<f32>", "%4", "tensor<f32>").replace(
+        "{devices=[4]<=[4]}", "{replicated}"))
+    np.testing.assert_array_equal(scalar(np.float32(2.5)), np.float32(5.0))
+
+
+SHARD_MAP_IN_A_CALLEE = """
+"builtin.module"() ({
+  "sdy.mesh"() <{mesh = #sdy.mesh<["x"=4]>, sym_name = "mesh"}> : () -> ()
+  "func.func"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, sym_name = "main", sym_visibility = "public"}> ({
+  ^bb0(%arg4: tensor<8xf32>):
+    %3 = "func.call"(%arg4) <{callee = @inner}> : (tensor<8xf32>) -> tensor<8xf32>
+    "func.return"(%3) : (tensor<8xf32>) -> ()
+  }) : () -> ()
+  "func.func"() <{function_type = (tensor<8xf32>) -> tensor<8xf32>, sym_name = "inner", sym_visibility = "private"}> ({
+  ^bb0(%arg0: tensor<8xf32>):
+    %0 = "sdy.manual_computation"(%arg0) <{in_shardings = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>, manual_axes = #sdy<manual_axes{"x"}>, out_shardings = #sdy.sharding_per_value<[<@mesh, [{"x"}]>]>}> ({
+    ^bb0(%arg1: tensor<2xf32>):
+      %1 = "stablehlo.all_reduce"(%arg1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}> ({
+      ^bb0(%arg2: tensor<f32>, %arg3: tensor<f32>):
+        %2 = "stablehlo.add"(%arg2, %arg3) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+        "stablehlo.return"(%2) : (tensor<f32>) -> ()
+      }) : (tensor<2xf32>) -> tensor<2xf32>
+      "sdy.return"(%1) : (tensor<2xf32>) -> ()
+    }) : (tensor<8xf32>) -> tensor<8xf32>
+    "func.return"(%0) : (tensor<8xf32>) -> ()
+  }) : () -> ()
+}) {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} : () -> ()
+"""
+
+
+def test_shard_map_in_a_private_callee():
+    """JAX keeps an inner jit (xhlo.jit's, or a user's) as a private function: its shard_map
+    runs once the call takes its body (localizing the callee alone broke the call)."""
+    exe = xhlo.compile(SHARD_MAP_IN_A_CALLEE)
+    x = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(exe(x), np.tile(x.reshape(4, 2).sum(0), 4))  # psum of the 4 shards
+
+
+ARGUMENT_ENTERING_TWICE = """
+module attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<8xf32>) -> tensor<8xf32>
+    %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = "{manual}"} : (tensor<8xf32>) -> tensor<2xf32>
+    %2 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<8xf32>) -> tensor<8xf32>
+    %3 = stablehlo.custom_call @SPMDFullToShardShape(%2) {mhlo.sharding = "{manual}"} : (tensor<8xf32>) -> tensor<2xf32>
+    %4 = stablehlo.multiply %1, %3 : tensor<2xf32>
+    %5 = "stablehlo.all_reduce"(%4) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 0>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}> ({
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+      %s = stablehlo.add %a, %b : tensor<f32>
+      stablehlo.return %s : tensor<f32>
+    }) : (tensor<2xf32>) -> tensor<2xf32>
+    %6 = stablehlo.custom_call @Sharding(%5) {mhlo.sharding = "{manual}"} : (tensor<2xf32>) -> tensor<2xf32>
+    %7 = stablehlo.custom_call @SPMDShardToFullShape(%6) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<2xf32>) -> tensor<8xf32>
+    return %7 : tensor<8xf32>
+  }
+}
+"""
+
+
+def test_gspmd_argument_entering_the_shard_map_twice():
+    """``g(x, x)`` in GSPMD form: two identical Sharding/FullToShard chains on one argument
+    (rejected as a partitioned program before) are one."""
+    exe = xhlo.compile(ARGUMENT_ENTERING_TWICE)
+    x = np.arange(8, dtype=np.float32)
+    np.testing.assert_array_equal(exe(x), np.tile((x * x).reshape(4, 2).sum(0), 4))  # psum of x*x shards

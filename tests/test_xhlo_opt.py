@@ -12,6 +12,7 @@ from xhlo import pipeline as pl
 from xhlo._mlir import new_context, passmanager
 from xhlo.passes import REGISTRY
 from xhlo.tools import opt
+from xhlo.source import MLIR_BYTECODE_MAGIC
 from xhlo.tools.diagnostic_verifier import Diag, parse_expectations, verify
 from xhlo.tools.upstream_passes import UPSTREAM_PASSES, discover_registered_passes
 
@@ -168,7 +169,7 @@ def test_verify_diagnostics_passes_and_fails(tmp_path, capsys):
 def test_emit_bytecode_round_trip(add_file, tmp_path):
     bytecode, text = tmp_path / "add.mlirbc", tmp_path / "back.mlir"
     assert run_opt(add_file, "--emit-bytecode", "-o", bytecode) == 0
-    assert bytecode.read_bytes().startswith(opt.BYTECODE_MAGIC)
+    assert bytecode.read_bytes().startswith(MLIR_BYTECODE_MAGIC)
     assert run_opt(bytecode, "-o", text) == 0
     assert run_opt(add_file, "-o", tmp_path / "direct.mlir") == 0
     assert text.read_text() == (tmp_path / "direct.mlir").read_text()

@@ -108,3 +108,34 @@ def test_interpreter_run_parallel(tmp_path):
     assert any(line.startswith(f"FAIL {bad}: ") and "1 of 2 elements differ" in line for line in lines)
     assert any(line.startswith(f"FAIL {mpmd}: ") and "one program on every device" in line for line in lines)
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_bytecode_empty_and_binary_files(tmp_path):
+    """An MLIR bytecode file runs like its text; an empty file (nothing run) and a file that
+    is neither text nor bytecode FAIL with a reason (the first had PASSed, the second raised)."""
+    text, bytecode = tmp_path / "good.mlir", tmp_path / "good.mlirbc"
+    text.write_text(PASSING)
+    subprocess.run([sys.executable, "-m", "xhlo.tools.opt", str(text), "--emit-bytecode", "-o", str(bytecode)],
+                   check=True, timeout=300)
+    empty, binary = tmp_path / "empty.mlir", tmp_path / "binary.mlir"
+    empty.write_text("")
+    binary.write_bytes(bytes(range(256)))
+    proc = run(bytecode, empty, binary)
+    lines = proc.stdout.splitlines()
+    assert f"PASS {bytecode}" in lines
+    assert f"FAIL {empty}: {empty}: no function to run" in lines
+    assert f"FAIL {binary}: {binary}: neither UTF-8 text nor MLIR bytecode" in lines
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_inputs_must_be_numbered_from_zero(tmp_path):
+    """arg0, arg2 without arg1 (arg2 had silently become the second argument) and per-device
+    names without --devices (an int() error had been the message) FAIL with the reason."""
+    src = tmp_path / "add.mlir"
+    src.write_text("func.func @main(%x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2xf32> {\n"
+                   "  %0 = stablehlo.add %x, %y : tensor<2xf32>\n  return %0 : tensor<2xf32>\n}\n")
+    gap, per_device = tmp_path / "gap.npz", tmp_path / "dev.npz"
+    np.savez(gap, arg0=np.ones(2, np.float32), arg2=np.ones(2, np.float32))
+    np.savez(per_device, arg0_dev0=np.ones(2, np.float32))
+    assert "'arg1' is missing" in run(src, "--inputs", gap).stdout
+    assert "per-device inputs ('arg0_dev0') need --devices N" in run(src, "--inputs", per_device).stdout

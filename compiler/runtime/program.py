@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import math
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple, Protocol
@@ -268,6 +269,14 @@ def ops_from_module(module: ir.Module, filename: str | None = None) -> list[Runt
     return ops
 
 
+def check_timeout(name: str, seconds) -> float:
+    """``seconds`` as a float: a positive finite number (a peer waits this long)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"{name} must be a positive number of seconds, got {seconds!r}")
+    return float(seconds)
+
+
 def record_device_counts(
     module: ir.Module, num_replicas: int | None, num_partitions: int | None
 ) -> None:
@@ -278,8 +287,8 @@ def record_device_counts(
         ("mhlo.num_partitions", num_partitions),
     ):
         if value is not None:
-            if value < 1:
-                raise ValueError(f"{name.split('.')[1]} must be at least 1, got {value}")
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"{name.split('.')[1]} must be an integer of at least 1, got {value!r}")
             module.operation.attributes[name] = ir.IntegerAttr.get(i32, value)
 
 

@@ -47,14 +47,17 @@ class ShardLayout:
                 f"the program takes {len(self.arguments)} arguments, got {len(global_args)}"
             )
         per_device: list[list[np.ndarray]] = [[] for _ in range(self.num_devices)]
-        for array, tiling in zip((np.asarray(a) for a in global_args), self.arguments):
+        for i, (array, tiling) in enumerate(zip((np.asarray(a) for a in global_args), self.arguments)):
+            if array.ndim != len(tiling.counts):
+                raise ValueError(f"argument {i} has shape {array.shape}; the program takes an array of rank "
+                                 f"{len(tiling.counts)}")
             if any(size % count for size, count in zip(array.shape, tiling.counts)):
                 raise ValueError(
-                    f"an argument of shape {array.shape} does not split into {tiling.counts} blocks"
+                    f"argument {i} of shape {array.shape} does not split into {tiling.counts} blocks"
                 )
             local = [size // count for size, count in zip(array.shape, tiling.counts)]
-            for d in range(self.num_devices):
-                per_device[d].append(np.ascontiguousarray(array[tiling.window(local, d)]))
+            for d in range(self.num_devices):  # a copy of each shard (0-d ones stay 0-d)
+                per_device[d].append(np.array(array[tiling.window(local, d)], order="C"))
         return [tuple(args) for args in per_device]
 
     def assemble(self, per_device: Sequence[Sequence[np.ndarray]]) -> tuple[np.ndarray, ...]:

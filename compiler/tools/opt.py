@@ -22,13 +22,13 @@ from pathlib import Path
 
 from xhlo import pipeline as pl
 from xhlo.errors import CompilerError
+from xhlo.source import MLIR_BYTECODE_MAGIC
 
 from .diagnostic_verifier import Diag, parse_expectations, verify
 
 PROG = "xhlo-opt"
 DEFAULT_SPLIT_MARKER = "// -----"
 COMPILE_PIPELINE = "xhlo-compile-pipeline"
-BYTECODE_MAGIC = b"ML\xefR"
 
 
 class UsageError(Exception):
@@ -764,7 +764,7 @@ def run(opts: Options) -> int:
         check_elements(opts.pipeline)
         check_print_names(opts.print_before + opts.print_after)
     data, name = read_input(opts.input)
-    if data.startswith(BYTECODE_MAGIC):
+    if data.startswith(MLIR_BYTECODE_MAGIC):
         chunks, text = [Chunk(data)], ""
     else:
         try:

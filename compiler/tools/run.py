@@ -9,11 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+
+from xhlo.source import MLIR_BYTECODE_MAGIC
 
 SPLIT_MARKER = "// -----"
 
@@ -44,8 +47,14 @@ def _load_inputs(path: str | None) -> list:
     import numpy as np
 
     with np.load(path) as data:
-        names = sorted((k for k in data.files if k.startswith("arg")), key=lambda k: int(k[3:]))
-        return [data[k] for k in names]
+        per_device = [k for k in data.files if re.fullmatch(r"arg\d+_dev\d+", k)]
+        if per_device:
+            raise ValueError(f"{path}: per-device inputs ('{per_device[0]}') need --devices N")
+        indices = sorted(int(m.group(1)) for k in data.files if (m := re.fullmatch(r"arg(\d+)", k)))
+        missing = next((i for i, found in enumerate(indices) if i != found), None)
+        if missing is not None:
+            raise ValueError(f"{path}: 'arg{missing}' is missing (arguments are arg0, arg1, ... in order)")
+        return [data[f"arg{i}"] for i in indices]
 
 
 def run_file(path: str, entry: str | None, inputs: str | None, outputs: str | None) -> tuple[bool, str]:
@@ -57,21 +66,28 @@ def run_file(path: str, entry: str | None, inputs: str | None, outputs: str | No
 
     from . import run_parallel
 
-    text = Path(path).read_text()
-    chunks = split_chunks(text)
+    data = Path(path).read_bytes()
+    if data.startswith(MLIR_BYTECODE_MAGIC):
+        chunks: list[str | bytes] = [data]
+    else:
+        try:
+            chunks = split_chunks(data.decode())
+        except UnicodeDecodeError:
+            return False, f"{path}: neither UTF-8 text nor MLIR bytecode"
     args = _load_inputs(inputs)
     ran = 0
     saved = {}
     for index, chunk in enumerate(chunks):
         where = path if len(chunks) == 1 else f"{path} (chunk {index + 1})"
         try:
-            programs = run_parallel.run_chunk(chunk, path)
+            programs = run_parallel.run_chunk(chunk, path) if isinstance(chunk, str) else None
         except CheckFailure as err:
             return False, f"{where}: {err}"
         if programs is not None:
             ran += 1
             continue
-        probe = xhlo.compile(chunk, entry=_any_entry(chunk, entry), keep_ir=False, filename=path)
+        first = _any_entry(chunk, entry) if isinstance(chunk, str) else entry or "main"
+        probe = xhlo.compile(chunk, entry=first, keep_ir=False, filename=path)
         names = [entry or "main"] if (entry or "main") in probe.signatures else [
             n for n, s in probe.signatures.items() if not s.inputs
         ]
@@ -86,6 +102,8 @@ def run_file(path: str, entry: str | None, inputs: str | None, outputs: str | No
             results = result if isinstance(result, tuple) else (result,)
             for i, r in enumerate(results):
                 saved[f"out{i}"] = r
+    if not ran:
+        return False, f"{path}: no function to run"
     if outputs:
         np.savez(outputs, **saved)
     return True, f"{ran} function(s)"
@@ -93,8 +111,6 @@ def run_file(path: str, entry: str | None, inputs: str | None, outputs: str | No
 
 def _any_entry(chunk: str, entry: str | None) -> str:
     """A public function to compile the module with (the runner calls each later)."""
-    import re
-
     wanted = entry or "main"
     names = re.findall(r"func\.func\s+(?:public\s+)?@([\w$.-]+)", chunk)
     privates = set(re.findall(r"func\.func\s+private\s+@([\w$.-]+)", chunk))

@@ -67,6 +67,51 @@ module attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
 
 // -----
 
+// A shard_map in a private function (JAX keeps an inner jit as one): the call takes the
+// callee's body first, then @main becomes the per-device program.
+// CHECK-LABEL: func.func public @main
+// CHECK-SAME: (%[[X:.*]]: tensor<2xf32>) -> tensor<2xf32>
+// CHECK-NOT: call
+// CHECK: %[[S:.*]] = stablehlo.add %[[X]], %[[X]] : tensor<2xf32>
+// CHECK: return %[[S]] : tensor<2xf32>
+// CHECK-NOT: func.func private @inner
+module attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+    %0 = call @inner(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+    return %0 : tensor<8xf32>
+  }
+  func.func private @inner(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<8xf32>) -> tensor<8xf32>
+    %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = "{manual}"} : (tensor<8xf32>) -> tensor<2xf32>
+    %2 = stablehlo.add %1, %1 : tensor<2xf32>
+    %3 = stablehlo.custom_call @Sharding(%2) {mhlo.sharding = "{manual}"} : (tensor<2xf32>) -> tensor<2xf32>
+    %4 = stablehlo.custom_call @SPMDShardToFullShape(%3) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<2xf32>) -> tensor<8xf32>
+    return %4 : tensor<8xf32>
+  }
+}
+
+// -----
+
+// An argument entering the shard_map twice (g(x, x)) through identical chains: one chain.
+// CHECK-LABEL: func.func public @twice
+// CHECK-SAME: (%[[X:.*]]: tensor<2xf32>) -> tensor<2xf32>
+// CHECK: %[[P:.*]] = stablehlo.multiply %[[X]], %[[X]] : tensor<2xf32>
+// CHECK: return %[[P]] : tensor<2xf32>
+module attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @twice(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<8xf32>) -> tensor<8xf32>
+    %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = "{manual}"} : (tensor<8xf32>) -> tensor<2xf32>
+    %2 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<8xf32>) -> tensor<8xf32>
+    %3 = stablehlo.custom_call @SPMDFullToShardShape(%2) {mhlo.sharding = "{manual}"} : (tensor<8xf32>) -> tensor<2xf32>
+    %4 = stablehlo.multiply %1, %3 : tensor<2xf32>
+    %5 = stablehlo.custom_call @Sharding(%4) {mhlo.sharding = "{manual}"} : (tensor<2xf32>) -> tensor<2xf32>
+    %6 = stablehlo.custom_call @SPMDShardToFullShape(%5) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<2xf32>) -> tensor<8xf32>
+    return %6 : tensor<8xf32>
+  }
+}
+
+// -----
+
 // Computation on global arrays around the shard_map: left alone.
 
 // CHECK-LABEL: func.func public @global_work
