@@ -134,7 +134,10 @@ def hlo_tiling(text: str, rank: int, devices: int) -> Tiling:
     if not match:
         raise ValueError(f"unsupported mhlo.sharding '{text}'")
     shape = [int(v) for v in match.group(1).split(",")]
-    assignment = _tile_assignment(match.group(2), shape)
+    try:
+        assignment = _tile_assignment(match.group(2), shape)
+    except ValueError as err:  # numpy's and int()'s reasons, without the string
+        raise ValueError(f"mhlo.sharding '{text}' has a device list that does not fit {shape}: {err}") from None
     if len(shape) < rank or (len(shape) > rank and not match.group(3)):
         raise ValueError(f"mhlo.sharding '{text}' does not fit a rank-{rank} value")
     if assignment.size != devices or sorted(assignment.reshape(-1)) != list(range(devices)):

@@ -112,6 +112,20 @@ module attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
 
 // -----
 
+// A sharding string whose device list does not fit its tile shape: the string is named.
+module attributes {mhlo.num_partitions = 4 : i32, mhlo.num_replicas = 1 : i32} {
+  // expected-error@+1 {{mhlo.sharding '{devices=[4]0,1,2}' has a device list that does not fit [4]: cannot reshape array of size 3}}
+  func.func public @bad_devices(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[4]0,1,2}"} : (tensor<8xf32>) -> tensor<8xf32>
+    %1 = stablehlo.custom_call @SPMDFullToShardShape(%0) {mhlo.sharding = "{manual}"} : (tensor<8xf32>) -> tensor<2xf32>
+    %2 = stablehlo.custom_call @Sharding(%1) {mhlo.sharding = "{manual}"} : (tensor<2xf32>) -> tensor<2xf32>
+    %3 = stablehlo.custom_call @SPMDShardToFullShape(%2) {mhlo.sharding = "{devices=[4]<=[4]}"} : (tensor<2xf32>) -> tensor<8xf32>
+    return %3 : tensor<8xf32>
+  }
+}
+
+// -----
+
 // Computation on global arrays around the shard_map: left alone.
 
 // CHECK-LABEL: func.func public @global_work
