@@ -191,6 +191,11 @@ class FftToPocketfft(ModulePass):
     block: int = 16
     elements_per_call: int = 1 << 15
 
+    def __post_init__(self):
+        if self.block < 1 or self.elements_per_call < 1:
+            raise ValueError(f"pass '{self.NAME}': block and elements-per-call must be at least 1, "
+                             f"got {self.block} and {self.elements_per_call}")
+
     def run(self, module: ir.Operation) -> None:
         if not walk_ops(module, "stablehlo.fft") or not pocketfft.available():
             return

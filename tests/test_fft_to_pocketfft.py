@@ -152,3 +152,11 @@ def test_table_address_is_a_host_lookup():
     ctypes.CFUNCTYPE(None, ctypes.c_void_p)(function)((ctypes.c_void_p * 1)(ctypes.addressof(address)))
     table = (ctypes.c_void_p * pocketfft.TABLE_SIZE).from_address(address.value)
     assert list(table) == list(pocketfft.loop_addresses())
+
+
+def test_options_must_be_positive():
+    """block=0 had been a ZeroDivisionError inside the pass."""
+    from xhlo.passes_registry import create_pass
+
+    with pytest.raises(ValueError, match="block and elements-per-call must be at least 1, got 0"):
+        create_pass("xhlo-fft-to-pocketfft", {"block": "0"})

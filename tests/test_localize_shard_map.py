@@ -236,6 +236,11 @@ def test_gspmd_result_returned_twice_and_scalar_arguments():
     scalar = xhlo.compile(_gspmd_program("tensor<f32>", "tensor<f32>", "%4", "tensor<f32>").replace(
         "{devices=[4]<=[4]}", "{replicated}"))
     np.testing.assert_array_equal(scalar(np.float32(2.5)), np.float32(5.0))
+    # a global array of the wrong shape or dtype: one ValueError in global terms, not one per device
+    with pytest.raises(ValueError, match=r"argument 0 of main: expected global shape \(8,\) \(shards of \(2,\) on 4"):
+        twice(np.zeros(12, np.float32))
+    with pytest.raises(ValueError, match="argument 0 of main: expected dtype float32, got int32"):
+        twice(np.zeros(8, np.int32))
 
 
 SHARD_MAP_IN_A_CALLEE = """

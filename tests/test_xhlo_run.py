@@ -139,3 +139,8 @@ def test_inputs_must_be_numbered_from_zero(tmp_path):
     np.savez(per_device, arg0_dev0=np.ones(2, np.float32))
     assert "'arg1' is missing" in run(src, "--inputs", gap).stdout
     assert "per-device inputs ('arg0_dev0') need --devices N" in run(src, "--inputs", per_device).stdout
+    other = tmp_path / "other.npz"
+    np.savez(other, arg0=np.ones(2, np.float32), arg1=np.ones(2, np.float32), args=np.ones(2))
+    assert "unknown entries ['args']" in run(src, "--inputs", other).stdout
+    no_devices = run(src, "--devices", "0")
+    assert no_devices.returncode == 2 and "--devices: must be at least 1, got 0" in no_devices.stderr

@@ -97,5 +97,23 @@ def run_sharded(exe, *global_args, timeout: float | None = None) -> tuple[np.nda
     layout = getattr(getattr(exe, "_runtime", None), "layout", None)
     if layout is None:
         raise ValueError("the program was not compiled from a shard_map over every device")
+    _check_global_arguments(exe.signature, layout, global_args)
     results = exe.run_replicated(layout.split(global_args), timeout=timeout)
     return layout.assemble(results)
+
+
+def _check_global_arguments(signature, layout: ShardLayout, global_args: Sequence) -> None:
+    """Each global array has the shape its shards make and the program's dtype (a ValueError
+    here, not the same error once per device)."""
+    if len(global_args) != len(signature.inputs):
+        return  # split() says so
+    for i, (arg, spec, tiling) in enumerate(zip(global_args, signature.inputs, layout.arguments)):
+        if isinstance(arg, (bool, int, float, complex)):
+            continue  # converted per device, as a single device's call does
+        array = np.asarray(arg)
+        want = tuple(n * c for n, c in zip(spec.shape, tiling.counts))
+        if array.shape != want:
+            raise ValueError(f"argument {i} of {signature.name}: expected global shape {want} (shards of "
+                             f"{spec.shape} on {layout.num_devices} devices), got {array.shape}")
+        if array.dtype != spec.dtype:
+            raise ValueError(f"argument {i} of {signature.name}: expected dtype {spec.dtype}, got {array.dtype}")

@@ -50,6 +50,9 @@ def _load_inputs(path: str | None) -> list:
         per_device = [k for k in data.files if re.fullmatch(r"arg\d+_dev\d+", k)]
         if per_device:
             raise ValueError(f"{path}: per-device inputs ('{per_device[0]}') need --devices N")
+        unknown = [k for k in data.files if not re.fullmatch(r"arg\d+", k)]
+        if unknown:
+            raise ValueError(f"{path}: unknown entries {unknown} (arguments are arg0, arg1, ...)")
         indices = sorted(int(m.group(1)) for k in data.files if (m := re.fullmatch(r"arg(\d+)", k)))
         missing = next((i for i, found in enumerate(indices) if i != found), None)
         if missing is not None:
@@ -196,6 +199,13 @@ class Worker:
             self.proc = None
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _parse_args(argv):
     p = argparse.ArgumentParser(
         prog="xhlo-run",
@@ -209,7 +219,7 @@ def _parse_args(argv):
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel workers")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per file")
     p.add_argument("-q", "--quiet", action="store_true", help="print only FAIL lines and the total")
-    p.add_argument("--devices", type=int, default=None, help="run on N in-process devices (threads); "
+    p.add_argument("--devices", type=_positive_int, default=None, help="run on N in-process devices (threads); "
                    "inputs arg{i}_dev{d}, outputs out{j}_dev{d}")
     p.add_argument("--mpi", action="store_true", help="run as one device per MPI rank (implied under "
                    "mpiexec with several ranks)")
