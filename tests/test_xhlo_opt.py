@@ -134,6 +134,7 @@ def test_errors_exit_1_with_file_line_col(tmp_path, capsys):
     "args, message",
     [
         (["--no-such-pass"], "unknown command line argument '--no-such-pass'"),
+        (["-p", "builtin.module(no-such-pass)"], "unknown pass 'no-such-pass' in the pass pipeline"),
         (["--canonicalize=bogus=1"], "no such option bogus"),
         (["--xhlo-check-lowered=bogus=1"], "has no option 'bogus'"),
         (["-p", "builtin.module(func.func(cse)"], "unbalanced parentheses"),

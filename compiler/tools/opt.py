@@ -132,6 +132,7 @@ class Options:
     input: str = "-"
     output: str = "-"
     pipeline: list[str] = dataclasses.field(default_factory=list)  # top-level elements, in order
+    from_pipeline_text: set[str] = dataclasses.field(default_factory=set)  # elements -p/--pass-pipeline gave
     action: str | None = None
     split_marker: str | None = None
     output_split_marker: str = DEFAULT_SPLIT_MARKER
@@ -220,7 +221,9 @@ def _apply_flag(opts: Options, name: str, flag: Flag, value: str | None, args: l
         getattr(opts, flag.dest).extend(v.strip() for v in text.split(",") if v.strip())
     elif name == "pass-pipeline":
         text = value if value is not None else _take_value(args, f"--{name}")
-        opts.pipeline.extend(pl.split_top_level(pl.strip_anchor(text)))
+        elements = pl.split_top_level(pl.strip_anchor(text))
+        opts.pipeline.extend(elements)
+        opts.from_pipeline_text.update(elements)
     elif name == "mlir-elide-elementsattrs-if-larger":
         text = value if value is not None else _take_value(args, f"--{name}")
         try:
@@ -262,7 +265,7 @@ def expand_compile_pipeline(elements: list[str]) -> list[str]:
     return out
 
 
-def check_elements(elements: list[str]) -> None:
+def check_elements(elements: list[str], from_pipeline_text: frozenset[str] | set[str] = frozenset()) -> None:
     """Raise UsageError naming the first element that is no valid pass, pipeline or option set."""
     from xhlo._mlir import passmanager
     from xhlo.passes import REGISTRY
@@ -291,6 +294,8 @@ def check_elements(elements: list[str]) -> None:
             passmanager.PassManager("builtin.module").add(element)
         except ValueError as err:
             message = str(err).strip()
+            if "does not refer to a registered pass" in message and element in from_pipeline_text and "(" not in element:
+                raise UsageError(f"unknown pass '{name}' in the pass pipeline (see {PROG} --list-passes)") from None
             if "does not refer to a registered pass" in message and "(" not in element:
                 raise UsageError(
                     f"unknown command line argument '--{name}': not an xhlo-opt option "
@@ -761,7 +766,7 @@ def run(opts: Options) -> int:
         return run_action(opts.action)
     opts.pipeline = expand_compile_pipeline(opts.pipeline)
     with new_context():
-        check_elements(opts.pipeline)
+        check_elements(opts.pipeline, opts.from_pipeline_text)
         check_print_names(opts.print_before + opts.print_after)
     data, name = read_input(opts.input)
     if data.startswith(MLIR_BYTECODE_MAGIC):
