@@ -121,11 +121,16 @@ def constant_array(value, dtype=None) -> np.ndarray:
     if not isinstance(value, (np.ndarray, np.generic)):
         if arr.dtype == np.float64:
             arr = arr.astype(np.float32)
-        elif arr.dtype == np.int64 and (arr.size == 0 or np.iinfo(np.int32).min <= arr.min() and arr.max() <= np.iinfo(np.int32).max):
+        elif arr.dtype == np.int64 and _fits_int32(arr):
             arr = arr.astype(np.int32)
         elif arr.dtype == np.complex128:
             arr = arr.astype(np.complex64)
     return arr
+
+
+def _fits_int32(arr: np.ndarray) -> bool:
+    limits = np.iinfo(np.int32)
+    return arr.size == 0 or (limits.min <= arr.min() and arr.max() <= limits.max)
 
 
 def emit_constant(em, arr: np.ndarray, name: str) -> ir.Value:
