@@ -326,7 +326,7 @@ class Executable:
                 arrays.append(arg)  # the common case, checked in a fraction of a microsecond
                 continue
             if isinstance(arg, (bool, int, float, complex)):
-                array = _python_scalar(arg, spec.dtype)
+                array = python_scalar(arg, spec.dtype)
                 if array is None:
                     raise ValueError(f"argument {i} of {sig.name}: {arg!r} does not fit {spec.dtype} ({spec})")
             else:
@@ -347,7 +347,7 @@ class Executable:
         return arrays
 
 
-def _python_scalar(value: complex, dtype: np.dtype) -> np.ndarray | None:
+def python_scalar(value: complex, dtype: np.dtype) -> np.ndarray | None:
     """A Python number as a 0-d array of ``dtype``; None unless ``dtype`` holds it (floats
     round, as in numpy; an integer or bool must be exact, a complex needs a complex type)."""
     if isinstance(value, complex) and dtype.kind != "c":

@@ -40,24 +40,19 @@ class ShardLayout:
         values = self.arguments + self.results
         return values[0].blocks.shape[0] if values else 1
 
-    def split(self, global_args: Sequence) -> list[tuple[np.ndarray, ...]]:
-        """Per device, its shards of every argument."""
+    def split(self, signature, global_args: Sequence) -> list[tuple[np.ndarray, ...]]:
+        """Per device, its shards of every argument; each global array must have the shape
+        its shards make and the program's dtype (one ValueError in global terms, not the
+        same error once per device)."""
         if len(global_args) != len(self.arguments):
             raise ValueError(
                 f"the program takes {len(self.arguments)} arguments, got {len(global_args)}"
             )
         per_device: list[list[np.ndarray]] = [[] for _ in range(self.num_devices)]
-        for i, (array, tiling) in enumerate(zip((np.asarray(a) for a in global_args), self.arguments)):
-            if array.ndim != len(tiling.counts):
-                raise ValueError(f"argument {i} has shape {array.shape}; the program takes an array of rank "
-                                 f"{len(tiling.counts)}")
-            if any(size % count for size, count in zip(array.shape, tiling.counts)):
-                raise ValueError(
-                    f"argument {i} of shape {array.shape} does not split into {tiling.counts} blocks"
-                )
-            local = [size // count for size, count in zip(array.shape, tiling.counts)]
+        for i, (arg, spec, tiling) in enumerate(zip(global_args, signature.inputs, self.arguments)):
+            array = _global_array(signature.name, i, arg, spec, tiling, self.num_devices)
             for d in range(self.num_devices):  # a copy of each shard (0-d ones stay 0-d)
-                per_device[d].append(np.array(array[tiling.window(local, d)], order="C"))
+                per_device[d].append(np.array(array[tiling.window(spec.shape, d)], order="C"))
         return [tuple(args) for args in per_device]
 
     def assemble(self, per_device: Sequence[Sequence[np.ndarray]]) -> tuple[np.ndarray, ...]:
@@ -97,23 +92,24 @@ def run_sharded(exe, *global_args, timeout: float | None = None) -> tuple[np.nda
     layout = getattr(getattr(exe, "_runtime", None), "layout", None)
     if layout is None:
         raise ValueError("the program was not compiled from a shard_map over every device")
-    _check_global_arguments(exe.signature, layout, global_args)
-    results = exe.run_replicated(layout.split(global_args), timeout=timeout)
+    results = exe.run_replicated(layout.split(exe.signature, global_args), timeout=timeout)
     return layout.assemble(results)
 
 
-def _check_global_arguments(signature, layout: ShardLayout, global_args: Sequence) -> None:
-    """Each global array has the shape its shards make and the program's dtype (a ValueError
-    here, not the same error once per device)."""
-    if len(global_args) != len(signature.inputs):
-        return  # split() says so
-    for i, (arg, spec, tiling) in enumerate(zip(global_args, signature.inputs, layout.arguments)):
-        if isinstance(arg, (bool, int, float, complex)):
-            continue  # converted per device, as a single device's call does
+def _global_array(function: str, i: int, arg, spec, tiling: Tiling, devices: int) -> np.ndarray:
+    """Argument ``i`` as a global array of ``spec``'s dtype and the shape its shards make."""
+    if isinstance(arg, (bool, int, float, complex)):  # as a single device's call converts them
+        from ..executable import python_scalar
+
+        array = python_scalar(arg, spec.dtype)
+        if array is None:
+            raise ValueError(f"argument {i} of {function}: {arg!r} does not fit {spec.dtype}")
+    else:
         array = np.asarray(arg)
-        want = tuple(n * c for n, c in zip(spec.shape, tiling.counts))
-        if array.shape != want:
-            raise ValueError(f"argument {i} of {signature.name}: expected global shape {want} (shards of "
-                             f"{spec.shape} on {layout.num_devices} devices), got {array.shape}")
-        if array.dtype != spec.dtype:
-            raise ValueError(f"argument {i} of {signature.name}: expected dtype {spec.dtype}, got {array.dtype}")
+    want = tuple(n * c for n, c in zip(spec.shape, tiling.counts))
+    if array.shape != want:
+        raise ValueError(f"argument {i} of {function}: expected global shape {want} (shards of "
+                         f"{spec.shape} on {devices} devices), got {array.shape}")
+    if array.dtype != spec.dtype:
+        raise ValueError(f"argument {i} of {function}: expected dtype {spec.dtype}, got {array.dtype}")
+    return array
