@@ -36,11 +36,9 @@ _DATA_MOVEMENT = (
     "stablehlo.reverse", "stablehlo.transpose", "stablehlo.reshape", "stablehlo.broadcast_in_dim",
     "stablehlo.concatenate", "stablehlo.gather",
 )
-# Computations without effects whose results may hold nothing while their operands do not.
-_COMPUTATIONS = (
-    "stablehlo.reduce_window", "stablehlo.reduce", "stablehlo.convolution", "stablehlo.dot_general",
-    "stablehlo.select_and_scatter", "stablehlo.sort", "stablehlo.map",
-)
+# Computations without effects whose results may hold nothing while their operands do not
+# (reduce, sort, select_and_scatter: lowered or folded by earlier passes of the stage).
+_COMPUTATIONS = ("stablehlo.reduce_window", "stablehlo.convolution", "stablehlo.dot_general", "stablehlo.map")
 
 
 def has_no_elements(value: ir.Value) -> bool:

@@ -64,11 +64,22 @@ def _worth_flat_copy(src: ir.MemRefType, dst: ir.MemRefType, item_bytes: int | N
     return item_bytes is not None and is_row_major(src) and is_row_major(dst)
 
 
+def contiguous_elements(t: ir.MemRefType) -> int:
+    """Elements of the innermost dims that lie back to back (sizes 1 aside)."""
+    strides, _ = t.get_strides_and_offset()
+    block = 1
+    for size, stride in zip(reversed(t.shape), reversed(strides)):
+        if size == 1:
+            continue
+        if stride != block:
+            break
+        block *= size
+    return block
+
+
 def is_row_major(t: ir.MemRefType) -> bool:
     """Statically known to be row-major (any offset)."""
-    strides, _ = t.get_strides_and_offset()
-    return t.has_static_shape and all(
-        size == 1 or stride == want for size, stride, want in zip(t.shape, strides, row_major_strides(list(t.shape))))
+    return t.has_static_shape and contiguous_elements(t) == math.prod(t.shape)
 
 
 def memcpy_item_bytes(t: ir.MemRefType) -> int | None:

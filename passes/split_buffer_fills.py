@@ -28,7 +28,7 @@ from xhlo._mlir import ir, linalg, memref, scf
 
 from .base import ModulePass, walk_ops
 from .gemm_to_blas import index_constant
-from .memref_copy_to_linalg import is_row_major, memcpy_item_bytes, row_major_view
+from .memref_copy_to_linalg import contiguous_elements, is_row_major, memcpy_item_bytes, row_major_view
 from .vectorize import PARALLEL_LOOP
 
 _SPLIT = ("linalg.fill", "linalg.copy", "linalg.map")
@@ -85,19 +85,6 @@ def _is_memcpy(op: ir.Operation, buffers: list[ir.Value]) -> bool:
     return src.element_type == dst.element_type and memcpy_item_bytes(src) is not None
 
 
-def _contiguous_elements(t: ir.MemRefType) -> int:
-    """Elements of the innermost dims that lie back to back (sizes 1 aside)."""
-    strides, _ = t.get_strides_and_offset()
-    block = 1
-    for size, stride in zip(reversed(t.shape), reversed(strides)):
-        if size == 1:
-            continue
-        if stride != block:
-            break
-        block *= size
-    return block
-
-
 def _flat(buffer: ir.Value) -> ir.Value:
     return buffer if ir.MemRefType(buffer.type).rank <= 1 else row_major_view(buffer)[0]
 
@@ -110,7 +97,7 @@ def _on_flat_views(op: ir.Operation, min_block_bytes: int) -> None:
     if value is None and not _is_memcpy(op, buffers):
         return
     if not all(is_row_major(ir.MemRefType(v.type)) for v in buffers):
-        block = min(_contiguous_elements(ir.MemRefType(v.type)) for v in buffers)
+        block = min(contiguous_elements(ir.MemRefType(v.type)) for v in buffers)
         if block * (memcpy_item_bytes(ir.MemRefType(buffers[0].type)) or 1) >= min_block_bytes:
             shape = _shape(op)
             dim = next(d for d, size in enumerate(shape) if size > 1)
