@@ -380,7 +380,8 @@ class PolymorphicExecutable:
     ):
         import io
 
-        _unregistered_ops(module, filename)  # a Shardy shard_map: an error now, not at the first call
+        # Shardy's ops (a shard_map of them: an error now, not at the first call)
+        self._shardy = _unregistered_ops(module, filename)
         buffer = io.BytesIO()
         module.operation.write_bytecode(buffer)
         self._bytecode = buffer.getvalue()
@@ -443,7 +444,7 @@ class PolymorphicExecutable:
             types = _refined_types([ir.Type.parse(t) for t in self.input_types], arrays)
             # Shardy's ops and attributes first: unregistered, they crash MLIR's inliner and
             # stablehlo-refine-shapes
-            shardy = "xhlo-legalize-shardy," if _unregistered_ops(module, self.filename) else ""
+            shardy = "xhlo-legalize-shardy," if self._shardy else ""
             pipeline = (
                 f"{shardy}stablehlo-refine-arguments{{types={','.join(types)}}},"
                 # one body per call site, as JAX refines: a helper that two callers use

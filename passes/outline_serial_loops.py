@@ -32,7 +32,7 @@ import dataclasses
 from xhlo._mlir import ir
 
 from . import partition_codegen
-from .base import ModulePass, symbol_names
+from .base import ModulePass, functions, symbol_names
 from .parallelize_loops import PARALLEL_FOR, Nest, _Outliner, fresh_name, loop_owners
 
 
@@ -63,9 +63,8 @@ def _distinct_work(module: ir.Operation, func: ir.Operation) -> int:
     same order (xhlo-merge-identical-bodies later leaves one of them: a layer's bodies
     repeat per layer)."""
     distinct: dict[tuple[str, ...], int] = {}
-    for op in module.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name == "func.func" and op != func:
+    for op in functions(module):
+        if op != func:
             names = _op_names(op)
             distinct[tuple(names)] = _work(names)
     return sum(distinct.values())
