@@ -760,11 +760,12 @@ def _start_indices(op_name: str, start_indices, operand: XlaOp) -> list[XlaOp]:
 
 
 def _index_constant(op_name: str, builder, value) -> XlaOp:
+    """A Python start index as a constant: s32, or s64 when s32 cannot hold it (as any
+    Python integer constant)."""
     value = int(value)
-    for dtype in (np.int32, np.int64):
-        if np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
-            return ConstantLiteral(builder, dtype(value))
-    raise ValueError(f"{op_name}: start index {value} does not fit s64")
+    if not np.iinfo(np.int64).min <= value <= np.iinfo(np.int64).max:
+        raise ValueError(f"{op_name}: start index {value} does not fit s64")
+    return ConstantLiteral(builder, value)
 
 
 def _at_most(x: XlaOp, bound: int) -> XlaOp:
