@@ -53,7 +53,7 @@ def _load_inputs(path: str | None) -> list:
         unknown = [k for k in data.files if not re.fullmatch(r"arg\d+", k)]
         if unknown:
             raise ValueError(f"{path}: unknown entries {unknown} (arguments are arg0, arg1, ...)")
-        indices = sorted(int(m.group(1)) for k in data.files if (m := re.fullmatch(r"arg(\d+)", k)))
+        indices = sorted(int(k[3:]) for k in data.files)
         missing = next((i for i, found in enumerate(indices) if i != found), None)
         if missing is not None:
             raise ValueError(f"{path}: 'arg{missing}' is missing (arguments are arg0, arg1, ... in order)")
