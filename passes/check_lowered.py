@@ -23,9 +23,10 @@ class CheckLowered(ModulePass):
     dialects: tuple[str, ...] = ("stablehlo", "chlo", "vhlo", "sdy", "mhlo")
 
     def run(self, module: ir.Operation) -> None:
+        context = module.context
+        self._check_dialect_names(context)
         prefixes = tuple(d + "." for d in self.dialects)
         leftover: list[ir.Operation] = []
-        context = module.context
 
         def visit(op):
             if op.name.startswith(prefixes) or not context.is_registered_operation(op.name):
@@ -39,3 +40,18 @@ class CheckLowered(ModulePass):
             if not context.is_registered_operation(op.name):
                 raise PassError(op, f"'{op.name}' is an op of no dialect xhlo knows (nothing lowers it)")
             raise PassError(op, f"xhlo cannot lower '{op.name}' yet (no lowering pattern applied)")
+
+    def _check_dialect_names(self, context: ir.Context) -> None:
+        """A misspelt dialect would check nothing: every name must be one MLIR can load
+        or one of the unregistered dialects xhlo meets in its input."""
+        for name in self.dialects:
+            if name in _UNREGISTERED_INPUT_DIALECTS:
+                continue
+            try:
+                context.dialects[name]
+            except IndexError:
+                raise PassError(None, f"no dialect named '{name}' (option 'dialects')") from None
+
+
+# Dialects of JAX's and XLA's exports the provider's bindings do not register.
+_UNREGISTERED_INPUT_DIALECTS = frozenset({"vhlo", "sdy", "mhlo"})

@@ -2,6 +2,11 @@
 // The dialects option chooses what counts as not lowered (here: arith).
 // RUN: not xhlo-opt %s --xhlo-check-lowered="dialects=arith" --split-input-file 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=ARITH
+// A misspelt dialect is an error, not a check of nothing.
+// RUN: not xhlo-opt %s --xhlo-check-lowered="dialects=stablehlo,stablhlo" --split-input-file 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=TYPO
+
+// TYPO: error: xhlo-check-lowered: no dialect named 'stablhlo' (option 'dialects')
 
 // ARITH: xhlo_check_lowered.mlir:[[# @LINE + 11]]:8: error: xhlo-check-lowered: xhlo cannot lower 'arith.addf'
 // ARITH: xhlo_check_lowered.mlir:[[# @LINE + 27]]:9: error: xhlo-check-lowered: xhlo cannot lower 'arith.constant'
