@@ -949,11 +949,24 @@ def test_a_late_device_times_out_its_peers():
     exe = xhlo.compile(SUM_2)
     x = np.ones(4, np.float32)
     with pytest.raises(CollectiveTimeout) as info:
-        exe.run_replicated([(x,), (_SlowArgument(1.5, x),)], timeout=0.3)
+        exe.run_replicated([(x,), (_SlowArgument(1.5, x),)], timeout=1.0)
     errors = info.value.errors
     assert isinstance(errors[0], CollectiveTimeout)
-    assert "timed out after 0.3 s waiting for device(s) [1]" in str(errors[0])
+    assert "timed out after 1 s waiting for device(s) [1]" in str(errors[0])
     assert isinstance(errors[1], CollectiveAborted) and "device 0 gave up" in str(errors[1])
+
+
+def test_a_device_stuck_outside_the_collectives_is_given_up_on():
+    exe = xhlo.compile(SUM_2)
+    x = np.ones(4, np.float32)
+    start = time.monotonic()
+    with pytest.raises(CollectiveTimeout) as info:
+        exe.run_replicated([(x,), (_SlowArgument(20, x),)], timeout=0.3)
+    assert time.monotonic() - start < 10  # not the 20 s device 1 takes
+    errors = info.value.errors
+    assert "timed out after 0.3 s waiting for device(s) [1]" in str(errors[0])
+    assert isinstance(errors[1], CollectiveTimeout) and "device 1 did not finish" in str(errors[1])
+    np.testing.assert_array_equal(exe.run_replicated([(x,), (x,)])[1][0], 2 * x)  # new threads run it
 
 
 CASE_ON_REPLICA = module(

@@ -335,6 +335,7 @@ class InProcessWorld:
         self._cond = threading.Condition()
         self._waiting: dict[int, tuple[Callable[[], bool], str]] = {}
         self._failed: dict[int, BaseException] = {}
+        self._first_failure_at: float | None = None
         self._finished: set[int] = set()
         self._mailboxes: dict[tuple[int, int, int], deque] = defaultdict(deque)
         self._groups: dict[frozenset[int], _Group] = {}
@@ -352,12 +353,25 @@ class InProcessWorld:
     def device_failed(self, device: int, error: BaseException) -> None:
         with self._cond:
             self._failed.setdefault(device, error)
+            if self._first_failure_at is None:
+                self._first_failure_at = time.monotonic()
             self._notify()
 
     def device_finished(self, device: int) -> None:
         with self._cond:
             self._finished.add(device)
             self._notify()
+
+    def stuck_devices(self) -> list[int]:
+        """Devices still running ``timeout`` seconds after a device failed.
+
+        A device stuck outside the collectives (in a host callback, in converting an
+        argument) never sees its peers' failure; the run gives up on it instead of waiting.
+        """
+        with self._cond:
+            if self._first_failure_at is None or time.monotonic() - self._first_failure_at < self.timeout:
+                return []
+            return [d for d in range(self.num_devices) if d not in self._finished]
 
     def _notify(self) -> None:
         """Wake every waiter, in Python and in native code (hold the condition's lock)."""
@@ -786,35 +800,54 @@ class DeviceThreads:
                 del task  # do not keep the last program (and its JIT engine) alive
                 done.release()
 
-    def run(self, tasks: Sequence[Callable[[], None]]) -> None:
+    def run(self, tasks: Sequence[Callable[[], None]], give_up: Callable[[], bool]) -> bool:
+        """Run the tasks; False if ``give_up`` said to stop waiting before all finished."""
         done = threading.Semaphore(0)
         for pending, task in zip(self._queues, tasks):
             pending.put((task, done))
-        for _ in tasks:
-            done.acquire()
+        return all(_wait(lambda: done.acquire(timeout=_GIVE_UP_POLL), give_up) for _ in tasks)
 
 
 _device_threads: dict[int, DeviceThreads] = {}
 _device_threads_lock = threading.Lock()
+_GIVE_UP_POLL = 0.1  # seconds between looks at give_up while devices run
 
 
-def run_on_device_threads(tasks: Sequence[Callable[[], None]]) -> None:
-    """Run every task on its own thread and wait for all (tasks must not raise)."""
+def _wait(finished: Callable[[], bool], give_up: Callable[[], bool]) -> bool:
+    while not finished():
+        if give_up():
+            return False
+    return True
+
+
+def run_on_device_threads(tasks: Sequence[Callable[[], None]], give_up: Callable[[], bool]) -> None:
+    """Run every task on its own thread and wait for all (tasks must not raise), or until
+    ``give_up`` returns True: the threads still running are then left to themselves."""
     with _device_threads_lock:
         pool = _device_threads.get(len(tasks))
         if pool is None:
             pool = _device_threads[len(tasks)] = DeviceThreads(len(tasks))
     if pool.busy.acquire(blocking=False):
         try:
-            pool.run(tasks)
+            if not pool.run(tasks, give_up):
+                with _device_threads_lock:  # a thread of it is stuck: the next run gets new ones
+                    if _device_threads.get(len(tasks)) is pool:
+                        del _device_threads[len(tasks)]
         finally:
             pool.busy.release()
         return
-    threads = [threading.Thread(target=task) for task in tasks]  # a concurrent run: fresh threads
+    # a concurrent run: fresh threads
+    threads = [threading.Thread(target=task, daemon=True) for task in tasks]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        if not _wait(lambda t=thread: _joined(t), give_up):
+            return
+
+
+def _joined(thread: threading.Thread) -> bool:
+    thread.join(_GIVE_UP_POLL)
+    return not thread.is_alive()
 
 
 def run_replicated(
@@ -846,7 +879,14 @@ def run_replicated(
         finally:
             world.device_finished(index)
 
-    run_on_device_threads([lambda d=d: run_device(d) for d in range(num_devices)])
+    run_on_device_threads([lambda d=d: run_device(d) for d in range(num_devices)],
+                          give_up=lambda: bool(world.stuck_devices()))
+    errors = dict(errors)  # a stuck device's thread may still add to it
+    for device in world.stuck_devices():
+        errors[device] = CollectiveTimeout(
+            f"device {device} did not finish within {world.timeout:g} s of the first failure: it is "
+            "stuck outside the collectives (in a host callback, or converting an argument); "
+            "its thread is left running", device=device)
     if errors:
         raise _run_error(errors, num_devices)
     return outputs
