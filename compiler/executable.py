@@ -326,13 +326,12 @@ class Executable:
                 arrays.append(arg)  # the common case, checked in a fraction of a microsecond
                 continue
             if isinstance(arg, (bool, int, float, complex)):
-                array = python_scalar(arg, spec.dtype)
-                if array is None:
-                    raise ValueError(f"argument {i} of {sig.name}: {arg!r} does not fit {spec.dtype} ({spec})")
+                array = scalar_argument(arg, spec.dtype, f"argument {i} of {sig.name}")
             else:
                 array = np.asarray(arg)
-                if array.dtype.kind == "V" and array.dtype.itemsize == spec.dtype.itemsize:
-                    array = array.view(spec.dtype)  # npz files keep bf16/f8 as raw bytes
+                if array.dtype.type is np.void and array.dtype.names is None \
+                        and array.dtype.itemsize == spec.dtype.itemsize:
+                    array = array.view(spec.dtype)  # npz files keep bf16/f8 as raw bytes ('V2')
                 if array.dtype != spec.dtype:
                     raise ValueError(
                         f"argument {i} of {sig.name}: expected dtype {spec.dtype} "
@@ -345,6 +344,15 @@ class Executable:
                 )
             arrays.append(np.ascontiguousarray(array))
         return arrays
+
+
+def scalar_argument(value: complex, dtype: np.dtype, where: str) -> np.ndarray:
+    """A Python number passed for an argument of ``dtype`` (``where`` names it), as
+    ``python_scalar`` converts it; ValueError if the type does not hold it."""
+    array = python_scalar(value, dtype)
+    if array is None:
+        raise ValueError(f"{where}: {value!r} does not fit {dtype}")
+    return array
 
 
 def python_scalar(value: complex, dtype: np.dtype) -> np.ndarray | None:

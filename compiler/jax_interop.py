@@ -32,6 +32,7 @@ from . import dtypes
 from . import pipeline as pl
 from ._mlir import ir, new_context, passmanager
 from .errors import CompilerError
+from .executable import scalar_argument
 from .source import MLIR_BYTECODE_MAGIC
 
 PLATFORM_INDEX = "_platform_index"
@@ -415,7 +416,7 @@ class PolymorphicExecutable:
     def specialize(self, *args):
         """The Executable for ``args``' shapes and dtypes (compiled on first use)."""
         arrays = self._as_arrays(args)
-        key = tuple((a.shape, a.dtype.str) for a in arrays)
+        key = tuple((a.shape, a.dtype) for a in arrays)  # not dtype.str: every f8/i4 type is '<V1'
         executable = self._executables.get(key)
         if executable is None:
             executable = self._compile(arrays)
@@ -429,10 +430,10 @@ class PolymorphicExecutable:
         """Python scalars take their argument's element type, as in ``Executable``."""
         elements = self._argument_elements + [None] * len(args)
         return [
-            np.asarray(arg, dtype=dtypes.to_numpy_dtype(elem))
+            scalar_argument(arg, dtypes.to_numpy_dtype(elem), f"argument {i} of {self.entry}")
             if isinstance(arg, (bool, int, float, complex)) and elem is not None
             else np.asarray(arg)
-            for arg, elem in zip(args, elements)
+            for i, (arg, elem) in enumerate(zip(args, elements))
         ]
 
     def _compile(self, arrays: list[np.ndarray]):
@@ -518,21 +519,21 @@ class ExportedFunction:
             raise ValueError(
                 f"arguments {tree} do not match the exported function's {self.exported.in_tree}"
             )
-        arrays = [_as_aval_dtype(leaf, aval) for leaf, aval in zip(leaves, self.exported.in_avals)]
+        arrays = [_as_aval_dtype(leaf, aval, f"argument {i} of {self.exported.fun_name}")
+                  for i, (leaf, aval) in enumerate(zip(leaves, self.exported.in_avals))]
         outputs = _as_tuple(self.executable(*arrays))
         return jax.tree_util.tree_unflatten(self.exported.out_tree, list(outputs))
 
 
-def _as_aval_dtype(leaf: Any, aval: Any) -> np.ndarray:
-    """``leaf`` as an array; Python scalars and 64-bit values JAX would have
-    canonicalized (x64 disabled) take the exported dtype, as under ``jax.jit``."""
+def _as_aval_dtype(leaf: Any, aval: Any, where: str) -> np.ndarray:
+    """``leaf`` as an array; Python scalars (if they fit) and 64-bit values JAX would
+    have canonicalized (x64 disabled) take the exported dtype, as under ``jax.jit``."""
     import jax
 
+    if isinstance(leaf, (bool, int, float, complex)):
+        return scalar_argument(leaf, np.dtype(aval.dtype), where)
     array = np.asarray(leaf)
-    if array.dtype != aval.dtype and (
-        isinstance(leaf, (bool, int, float, complex))
-        or jax.dtypes.canonicalize_dtype(array.dtype) == aval.dtype
-    ):
+    if array.dtype != aval.dtype and jax.dtypes.canonicalize_dtype(array.dtype) == aval.dtype:
         array = array.astype(aval.dtype)
     return array
 
@@ -558,7 +559,7 @@ def _leaf_signature(leaf: Any) -> tuple:
     if isinstance(leaf, (bool, int, float, complex)):
         return (type(leaf),)  # weakly typed Python scalars
     array = np.asarray(leaf) if not hasattr(leaf, "dtype") else leaf
-    return (tuple(np.shape(array)), np.dtype(array.dtype).str)
+    return (tuple(np.shape(array)), np.dtype(array.dtype))  # not dtype.str: every f8/i4 type is '<V1'
 
 
 class JitFunction:

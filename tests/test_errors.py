@@ -63,6 +63,18 @@ def test_wrong_arguments_raise_value_error(args, expected):
         exe(*args)
 
 
+def test_ml_dtypes_arrays_of_another_type_are_rejected():
+    """Only raw bytes (``V2``, as npz files keep bf16) take the argument's type; a bf16
+    array passed for f16 had been reinterpreted bit for bit."""
+    import ml_dtypes
+
+    exe = xhlo.compile("func.func @main(%x: tensor<2xf16>) -> tensor<2xf16> {\n  return %x : tensor<2xf16>\n}")
+    with pytest.raises(ValueError, match="argument 0 of main: expected dtype float16 .*got bfloat16"):
+        exe(np.array([1, 2], ml_dtypes.bfloat16))
+    raw = np.array([1, 2], np.float16).view("V2")
+    np.testing.assert_array_equal(exe(raw), [1, 2])
+
+
 @pytest.mark.parametrize("arg,dtype", [(1.9, "int32"), (2**40, "int32"), (1j, "float32"), (2, "bool")])
 def test_python_numbers_must_fit_the_argument(arg, dtype):
     """A Python number takes the argument's type only if it holds it (1.9 had become 1)."""

@@ -652,6 +652,41 @@ def test_xhlo_jit_caches_per_signature():
     np.testing.assert_array_equal(g(np.arange(2, dtype=np.int32), 2), np.tile(np.arange(2), 2))
 
 
+def test_one_byte_ml_dtypes_get_their_own_specializations():
+    """Every f8/i4 dtype's ``dtype.str`` is '<V1': a cache keyed on it ran an int4
+    specialization on float8 data, reinterpreting the bytes."""
+    import ml_dtypes
+
+    ints = np.array([1, 2, 3, -4], ml_dtypes.int4)
+    floats = np.array([1.5, 2.0, 0.25, -4.0], ml_dtypes.float8_e4m3fn)
+    f = xhlo.jit(lambda x: x.astype(jnp.float32) * 2)
+    np.testing.assert_array_equal(f(ints), [2, 4, 6, -8])
+    np.testing.assert_array_equal(f(floats), [3, 4, 0.5, -8])
+    spec = jax.ShapeDtypeStruct(export.symbolic_shape("n"), ml_dtypes.int4)
+    polymorphic = xhlo.compile(export.export(jax.jit(lambda x: x.astype(jnp.int32)))(spec))
+    np.testing.assert_array_equal(polymorphic(ints), [1, 2, 3, -4])
+    with pytest.raises(ValueError, match="expected dtype int4"):
+        polymorphic(floats)
+
+
+def test_python_numbers_must_fit_on_every_call_path():
+    """``compile_exported`` and shape-polymorphic executables check Python numbers as
+    ``Executable`` does (2**40 had wrapped to 0 and 3.7 truncated to 3 for an i32)."""
+    def add(x, k):
+        return x + k
+
+    x = np.zeros(3, np.int32)
+    static = compile_exported(export.export(jax.jit(add))(x, np.int32(0)))
+    scalar = jax.ShapeDtypeStruct((), jnp.int32)
+    polymorphic = xhlo.compile(export.export(jax.jit(add))(
+        jax.ShapeDtypeStruct(export.symbolic_shape("n"), jnp.int32), scalar))
+    for call in (static, polymorphic):
+        for bad in (2**40, 3.7, 1j):
+            with pytest.raises(ValueError, match=f"argument 1 of .*: {bad!r} does not fit int32"):
+                call(x, bad)
+        np.testing.assert_array_equal(call(x, 3.0), [3, 3, 3])
+
+
 def test_import_xhlo_does_not_import_jax():
     code = "import sys, xhlo; xhlo.compile; assert 'jax' not in sys.modules and 'jaxlib' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -99,11 +99,9 @@ def run_sharded(exe, *global_args, timeout: float | None = None) -> tuple[np.nda
 def _global_array(function: str, i: int, arg, spec, tiling: Tiling, devices: int) -> np.ndarray:
     """Argument ``i`` as a global array of ``spec``'s dtype and the shape its shards make."""
     if isinstance(arg, (bool, int, float, complex)):  # as a single device's call converts them
-        from ..executable import python_scalar
+        from ..executable import scalar_argument
 
-        array = python_scalar(arg, spec.dtype)
-        if array is None:
-            raise ValueError(f"argument {i} of {function}: {arg!r} does not fit {spec.dtype}")
+        array = scalar_argument(arg, spec.dtype, f"argument {i} of {function}")
     else:
         array = np.asarray(arg)
     want = tuple(n * c for n, c in zip(spec.shape, tiling.counts))
