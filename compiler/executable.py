@@ -218,13 +218,22 @@ class Executable:
     def _invoke(self, name: str, arrays: list[np.ndarray]) -> None:
         func = self._entry_point(name)
         sig = self.signatures.get(name)
+        # A host call of this program that calls it again gets an arena and argument
+        # block of its own: the thread's are in use by the outer call.
+        reentered = getattr(self._scratch, "busy", False)
         if sig is not None and sig.scratch_bytes:
-            arrays = [*arrays, self._arena(sig.scratch_bytes)]
-        packed = self._call_block(name, [a.shape for a in arrays]).bind(arrays)
-        if self._runtime is None:
-            func(packed)
-        else:
-            self._runtime.invoke(func, packed)
+            arrays = [*arrays, _aligned_arena(sig.scratch_bytes) if reentered else self._arena(sig.scratch_bytes)]
+        shapes = [a.shape for a in arrays]
+        block = _CallBlock(shapes) if reentered else self._call_block(name, shapes)  # alive until returned
+        packed = block.bind(arrays)
+        self._scratch.busy = True
+        try:
+            if self._runtime is None:
+                func(packed)
+            else:
+                self._runtime.invoke(func, packed)
+        finally:
+            self._scratch.busy = reentered
 
     def call_kernel(self, name: str, addresses: list[int]) -> None:
         """Run public function ``name`` on raw buffers, inputs then outputs, of its
@@ -232,8 +241,8 @@ class Executable:
         sig = self.signatures[name]
         shapes = [spec.shape for spec in (*sig.inputs, *sig.outputs)]
         if sig.scratch_bytes:  # a fresh arena: the caller's program is using this thread's
-            arena = np.empty(sig.scratch_bytes + 64, np.uint8)
-            addresses = [*addresses, arena.ctypes.data + (-arena.ctypes.data % 64)]
+            arena = _aligned_arena(sig.scratch_bytes)
+            addresses = [*addresses, arena.ctypes.data]
             shapes.append((sig.scratch_bytes,))
         self._entry_point(name)(self._call_block(name, shapes).bind_addresses(addresses))
 
@@ -259,13 +268,10 @@ class Executable:
         return block
 
     def _arena(self, size: int) -> np.ndarray:
-        """This thread's arena for the program's temporaries, 64-byte aligned, kept between calls."""
+        """This thread's arena for the program's temporaries, kept between calls."""
         arena = getattr(self._scratch, "buffer", None)
         if arena is None or arena.nbytes < size:
-            raw = np.empty(size + 64, np.uint8)
-            start = -raw.ctypes.data % 64
-            arena = raw[start : start + size]
-            self._scratch.buffer = arena
+            arena = self._scratch.buffer = _aligned_arena(size)
         return arena[:size]
 
     # -- host transfers (infeed / outfeed) ------------------------------------------------
@@ -344,6 +350,13 @@ class Executable:
                 )
             arrays.append(np.ascontiguousarray(array))
         return arrays
+
+
+def _aligned_arena(size: int) -> np.ndarray:
+    """``size`` bytes for a program's temporaries, 64-byte aligned."""
+    raw = np.empty(size + 64, np.uint8)
+    start = -raw.ctypes.data % 64
+    return raw[start : start + size]
 
 
 def scalar_argument(value: complex, dtype: np.dtype, where: str) -> np.ndarray:

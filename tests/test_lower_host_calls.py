@@ -87,6 +87,60 @@ def test_a_raising_target_fails_the_call_with_its_error():
         xhlo.unregister_custom_call_target("test_host_poly")
 
 
+REENTERED = """
+func.func @main(%x: tensor<4096xf32>) -> tensor<4096xf32> {
+  %s = "stablehlo.sort"(%x) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %c = stablehlo.compare LT, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  }) {dimension = 0 : i64} : (tensor<4096xf32>) -> tensor<4096xf32>
+  %e = stablehlo.exponential %s : tensor<4096xf32>
+  %r = stablehlo.custom_call @test_host_call_again(%x) {backend_config = ""} : (tensor<4096xf32>) -> tensor<4096xf32>
+  %y = stablehlo.add %e, %r : tensor<4096xf32>
+  return %y : tensor<4096xf32>
+}
+"""
+
+PLUS_ONE_TWICE = """
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %a = stablehlo.custom_call @test_host_other(%x) {backend_config = ""} : (tensor<8xf32>) -> tensor<8xf32>
+  %b = stablehlo.custom_call @test_host_plus_one(%a) {backend_config = ""} : (tensor<8xf32>) -> tensor<8xf32>
+  return %b : tensor<8xf32>
+}
+"""
+
+
+def test_a_target_may_call_compiled_programs_again():
+    """A host call that runs the same program (its temporaries arena had been shared)
+    or another one with other runtime calls (its table of them had been freed: SIGSEGV)."""
+    depth = []
+
+    def call_again(x):
+        if not depth:
+            depth.append(1)
+            exe(np.full_like(x, 5.0))
+            depth.pop()
+        return np.zeros_like(x)
+
+    plus_one = """
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %a = stablehlo.custom_call @test_host_plus_one(%x) {backend_config = ""} : (tensor<8xf32>) -> tensor<8xf32>
+  return %a : tensor<8xf32>
+}"""
+    targets = {"test_host_call_again": call_again, "test_host_plus_one": lambda x: x + 1,
+               "test_host_other": lambda x: inner(x)}
+    for name, target in targets.items():
+        xhlo.register_custom_call_target(name, target)
+    try:
+        exe, inner, outer = xhlo.compile(REENTERED), xhlo.compile(plus_one), xhlo.compile(PLUS_ONE_TWICE)
+        x = np.random.default_rng(0).standard_normal(4096).astype(np.float32)
+        np.testing.assert_allclose(exe(x), np.exp(np.sort(x)), rtol=1e-6)  # exp: vectorized vs numpy
+        np.testing.assert_array_equal(outer(np.zeros(8, np.float32)), np.full(8, 2.0))
+    finally:
+        for name in targets:
+            xhlo.unregister_custom_call_target(name)
+
+
 def test_registering_checks_the_target():
     with pytest.raises(TypeError, match="must be callable"):
         xhlo.register_custom_call_target("x", 3)

@@ -164,6 +164,7 @@ class Device:
         self.num_partitions = num_partitions
         self.transport = transport
         self.error: BaseException | None = None
+        self.running = False  # a program runs as this device (a host call may start another)
         self._fast_table: ctypes.Array | None = None
 
     def fast_table(self, num_ops: int) -> ctypes.Array:
@@ -373,13 +374,15 @@ class RuntimeBinding:
     def invoke(self, func, packed) -> None:
         """Run a JIT entry point as the current device (or as the only device)."""
         device = current_device()
-        if device is not None:
+        if device is not None and not device.running:
             self._run_as(device, func, packed)
-        else:
+        else:  # called directly, or from a host call of a running program: a device of its own
             if self.num_devices != 1:
+                where = f" from a host call on device {device.index}" if device is not None else ""
                 raise CollectiveError(
                     f"this program runs on {self.num_devices} devices ({self.num_replicas} replicas x "
-                    f"{self.num_partitions} partitions): use Executable.run_replicated or mpiexec"
+                    f"{self.num_partitions} partitions): use Executable.run_replicated or mpiexec, "
+                    f"not a direct call{where}"
                 )
             from .inprocess import InProcessWorld
 
@@ -393,9 +396,11 @@ class RuntimeBinding:
         """Run with ``device``'s fast-path records as this thread's native context."""
         set_context = native().set_context
         previous = set_context(ctypes.addressof(device.fast_table(len(self.ops))))
+        device.running = True
         try:
             func(packed)
         finally:
+            device.running = False
             set_context(previous)
 
 
