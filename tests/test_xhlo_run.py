@@ -52,6 +52,27 @@ def test_inputs_and_outputs_npz(tmp_path):
         np.testing.assert_array_equal(out["out1"], a + b)
 
 
+def test_outputs_of_several_functions_are_named_by_function(tmp_path):
+    """Each function's results had been out0, out1, ...: later ones overwrote earlier ones.
+    The file is the path given (numpy.savez had appended '.npz')."""
+    src = tmp_path / "two.mlir"
+    src.write_text("""func.func @f() -> (tensor<2xi32>, tensor<2xi32>) {
+  %c = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %d = stablehlo.constant dense<[3, 4]> : tensor<2xi32>
+  return %c, %d : tensor<2xi32>, tensor<2xi32>
+}
+func.func @g() -> tensor<3xf32> {
+  %c = stablehlo.constant dense<[5.0, 6.0, 7.0]> : tensor<3xf32>
+  return %c : tensor<3xf32>
+}""")
+    proc = run(src, "--outputs", tmp_path / "out.bin")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with np.load(tmp_path / "out.bin") as out:
+        assert sorted(out.files) == ["f_out0", "f_out1", "g_out0"]
+        np.testing.assert_array_equal(out["f_out0"], [1, 2])
+        np.testing.assert_array_equal(out["g_out0"], [5, 6, 7])
+
+
 def test_split_file_runs_every_zero_argument_function(tmp_path):
     path = tmp_path / "split.mlir"
     path.write_text(
@@ -141,6 +162,10 @@ def test_inputs_must_be_numbered_from_zero(tmp_path):
     assert "per-device inputs ('arg0_dev0') need --devices N" in run(src, "--inputs", per_device).stdout
     other = tmp_path / "other.npz"
     np.savez(other, arg0=np.ones(2, np.float32), arg1=np.ones(2, np.float32), args=np.ones(2))
-    assert "unknown entries ['args']" in run(src, "--inputs", other).stdout
+    assert "unknown entry 'args'" in run(src, "--inputs", other).stdout
+    padded = tmp_path / "padded.npz"  # arg00 had been a KeyError for 'arg0'
+    np.savez(padded, arg00=np.ones(2, np.float32), arg1=np.ones(2, np.float32))
+    assert "unknown entry 'arg00'" in run(src, "--inputs", padded).stdout
+    assert f"{src}: not an npz archive" in run(src, "--inputs", src).stdout  # not numpy's pickle message
     no_devices = run(src, "--devices", "0")
     assert no_devices.returncode == 2 and "--devices: must be at least 1, got 0" in no_devices.stderr

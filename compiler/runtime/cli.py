@@ -37,33 +37,24 @@ def device_inputs(path: str | None, device: int) -> list:
     """Device ``device``'s arguments from an npz file (``arg{i}_dev{d}``, else ``arg{i}``)."""
     if not path:
         return []
-    import numpy as np
+    from ..tools.npz import load_arguments
 
-    with np.load(path) as data:
-        indices = sorted(
-            {int(m.group(1)) for k in data.files if (m := re.fullmatch(r"arg(\d+)(_dev\d+)?", k))}
-        )
-        args = []
-        for i in indices:
-            own = f"arg{i}_dev{device}"
-            if own not in data.files and f"arg{i}" not in data.files:
-                raise ValueError(f"{path} has neither '{own}' nor 'arg{i}'")
-            args.append(data[own] if own in data.files else data[f"arg{i}"])
-        return args
+    arrays = load_arguments(path)
+    args = []
+    for i in sorted({i for i, _ in arrays}):
+        own = arrays.get((i, device), arrays.get((i, None)))
+        if own is None:
+            raise ValueError(f"{path} has neither 'arg{i}_dev{device}' nor 'arg{i}'")
+        args.append(own)
+    return args
 
 
 def _save(outputs: str | None, results_per_device: list[tuple]) -> None:
     if outputs:
-        import numpy as np
+        from ..tools.npz import save_results
 
-        np.savez(
-            outputs,
-            **{
-                f"out{j}_dev{d}": r
-                for d, rs in enumerate(results_per_device)
-                for j, r in enumerate(rs)
-            },
-        )
+        save_results(outputs, {f"out{j}_dev{d}": r for d, rs in enumerate(results_per_device)
+                               for j, r in enumerate(rs)})
 
 
 def run_file_on_devices(

@@ -44,30 +44,26 @@ def split_chunks(text: str) -> list[str]:
 def _load_inputs(path: str | None) -> list:
     if not path:
         return []
-    import numpy as np
+    from .npz import load_arguments
 
-    with np.load(path) as data:
-        per_device = [k for k in data.files if re.fullmatch(r"arg\d+_dev\d+", k)]
-        if per_device:
-            raise ValueError(f"{path}: per-device inputs ('{per_device[0]}') need --devices N")
-        unknown = [k for k in data.files if not re.fullmatch(r"arg\d+", k)]
-        if unknown:
-            raise ValueError(f"{path}: unknown entries {unknown} (arguments are arg0, arg1, ...)")
-        indices = sorted(int(k[3:]) for k in data.files)
-        missing = next((i for i, found in enumerate(indices) if i != found), None)
-        if missing is not None:
-            raise ValueError(f"{path}: 'arg{missing}' is missing (arguments are arg0, arg1, ... in order)")
-        return [data[f"arg{i}"] for i in indices]
+    arrays = load_arguments(path)
+    per_device = [f"arg{i}_dev{d}" for i, d in arrays if d is not None]
+    if per_device:
+        raise ValueError(f"{path}: per-device inputs ('{per_device[0]}') need --devices N")
+    missing = next((i for i in range(len(arrays)) if (i, None) not in arrays), None)
+    if missing is not None:
+        raise ValueError(f"{path}: 'arg{missing}' is missing (arguments are arg0, arg1, ... in order)")
+    return [arrays[i, None] for i in range(len(arrays))]
 
 
 def run_file(path: str, entry: str | None, inputs: str | None, outputs: str | None) -> tuple[bool, str]:
     """(passed, reason). Runs ``entry`` (default ``main``), or every zero-argument
     public function when the module has no such function (split test files)."""
-    import numpy as np
     import xhlo
     from xhlo.checks import CheckFailure
 
     from . import run_parallel
+    from .npz import save_results
 
     data = Path(path).read_bytes()
     if data.startswith(MLIR_BYTECODE_MAGIC):
@@ -79,7 +75,7 @@ def run_file(path: str, entry: str | None, inputs: str | None, outputs: str | No
             return False, f"{path}: neither UTF-8 text nor MLIR bytecode"
     args = _load_inputs(inputs)
     ran = 0
-    saved = {}
+    results_of: list[tuple[int, str, tuple]] = []  # (chunk, function, results)
     for index, chunk in enumerate(chunks):
         where = path if len(chunks) == 1 else f"{path} (chunk {index + 1})"
         try:
@@ -102,14 +98,24 @@ def run_file(path: str, entry: str | None, inputs: str | None, outputs: str | No
             except CheckFailure as err:
                 return False, f"{where} @{name}: {err}"
             ran += 1
-            results = result if isinstance(result, tuple) else (result,)
-            for i, r in enumerate(results):
-                saved[f"out{i}"] = r
+            results_of.append((index, name, result if isinstance(result, tuple) else (result,)))
     if not ran:
         return False, f"{path}: no function to run"
     if outputs:
-        np.savez(outputs, **saved)
+        save_results(outputs, _result_names(results_of, len(chunks)))
     return True, f"{ran} function(s)"
+
+
+def _result_names(results_of: list[tuple[int, str, tuple]], num_chunks: int) -> dict:
+    """``out{i}`` for one function's results; with several, ``<function>_out{i}``
+    (``chunk<k>_<function>_out{i}`` in a split file), so none overwrites another's."""
+    if len(results_of) == 1:
+        return {f"out{i}": r for i, r in enumerate(results_of[0][2])}
+    named = {}
+    for chunk, name, results in results_of:
+        prefix = f"chunk{chunk + 1}_{name}_" if num_chunks > 1 else f"{name}_"
+        named.update({f"{prefix}out{i}": r for i, r in enumerate(results)})
+    return named
 
 
 def _any_entry(chunk: str, entry: str | None) -> str:
@@ -215,7 +221,8 @@ def _parse_args(argv):
     p.add_argument("--entry", default=None, help="function to run (default: main, or every "
                    "zero-argument function of modules without main)")
     p.add_argument("--inputs", help="npz file with arguments arg0, arg1, ...")
-    p.add_argument("--outputs", help="npz file to write results out0, out1, ... to")
+    p.add_argument("--outputs", help="npz file to write results out0, out1, ... to "
+                   "(<function>_out0, ... when several functions run)")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel workers")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per file")
     p.add_argument("-q", "--quiet", action="store_true", help="print only FAIL lines and the total")
