@@ -370,7 +370,8 @@ def scalar_argument(value: complex, dtype: np.dtype, where: str) -> np.ndarray:
 
 def python_scalar(value: complex, dtype: np.dtype) -> np.ndarray | None:
     """A Python number as a 0-d array of ``dtype``; None unless ``dtype`` holds it (floats
-    round, as in numpy; an integer or bool must be exact, a complex needs a complex type)."""
+    round, as in numpy, but a finite one must stay finite; an integer or bool must be exact,
+    a complex needs a complex type)."""
     if isinstance(value, complex) and dtype.kind != "c":
         return None
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -379,4 +380,6 @@ def python_scalar(value: complex, dtype: np.dtype) -> np.ndarray | None:
             array = np.asarray(value, dtype=dtype)
         except (OverflowError, TypeError, ValueError):
             return None
-    return array if dtype.kind in "fc" or array.item() == value else None
+    if dtype.kind in "fc":
+        return array if np.isfinite(array) or not np.isfinite(value) else None  # 1e39 in f32: inf
+    return array if array.item() == value else None

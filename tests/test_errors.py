@@ -75,7 +75,8 @@ def test_ml_dtypes_arrays_of_another_type_are_rejected():
     np.testing.assert_array_equal(exe(raw), [1, 2])
 
 
-@pytest.mark.parametrize("arg,dtype", [(1.9, "int32"), (2**40, "int32"), (1j, "float32"), (2, "bool")])
+@pytest.mark.parametrize("arg,dtype", [(1.9, "int32"), (2**40, "int32"), (1j, "float32"), (2, "bool"),
+                                       (1e39, "float32")])
 def test_python_numbers_must_fit_the_argument(arg, dtype):
     """A Python number takes the argument's type only if it holds it (1.9 had become 1)."""
     exe = xhlo.compile("func.func @main(%i: tensor<i32>, %f: tensor<f32>, %b: tensor<i1>) -> tensor<i32> {\n"
