@@ -927,6 +927,7 @@ def test_a_failing_device_makes_its_peers_fail_naming_it():
     with pytest.raises(CollectiveError) as info:
         exe.run_replicated([(np.ones(4, np.float32),), (np.ones(3, np.float32),)])
     assert time.monotonic() - start < 30  # well before the timeout: peers learn at once
+    assert isinstance(info.value, ValueError)  # as a single device's bad argument is
     errors = info.value.errors
     assert isinstance(errors[1], ValueError) and "expected shape (4,)" in str(errors[1])
     assert isinstance(errors[0], CollectiveAborted)

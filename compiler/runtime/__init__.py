@@ -12,6 +12,7 @@ from .errors import (
     CollectiveError,
     CollectiveMismatch,
     CollectiveTimeout,
+    DeviceArgumentError,
     DeviceError,
 )
 from .program import DEFAULT_TIMEOUT, RuntimeBinding, RuntimeOp, bind, record_device_counts
@@ -22,6 +23,7 @@ __all__ = [
     "CollectiveError",
     "CollectiveMismatch",
     "CollectiveTimeout",
+    "DeviceArgumentError",
     "DeviceError",
     "RuntimeBinding",
     "RuntimeOp",

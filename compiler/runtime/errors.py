@@ -30,5 +30,9 @@ class CollectiveTimeout(CollectiveError):
     """The peers did not arrive within the collective timeout."""
 
 
+class DeviceArgumentError(CollectiveError, ValueError):
+    """Devices' arguments were wrong (count, shape, dtype): a ValueError, as for one device."""
+
+
 class DeviceError(CollectiveError):
     """A device's own failure (bad input, a runtime bug), wrapped with its device index."""

@@ -46,7 +46,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .errors import CollectiveAborted, CollectiveError, CollectiveMismatch, CollectiveTimeout
+from .errors import (
+    CollectiveAborted,
+    CollectiveError,
+    CollectiveMismatch,
+    CollectiveTimeout,
+    DeviceArgumentError,
+)
 from .program import DEFAULT_TIMEOUT, Buffer, Device, RuntimeOp, activate
 from .spin_wait import (
     DISAGREE,
@@ -898,7 +904,10 @@ def _run_error(errors: dict[int, BaseException], num_devices: int) -> Collective
     order = sorted(primary) + sorted(d for d in errors if d not in primary)
     lines = [f"  device {d}: {type(errors[d]).__name__}: {errors[d]}" for d in order]
     first = errors[order[0]]
-    cls = type(first) if isinstance(first, CollectiveError) else CollectiveError
+    if all(isinstance(e, ValueError) for e in primary.values()):  # bad arguments (before any collective)
+        cls = DeviceArgumentError
+    else:
+        cls = type(first) if isinstance(first, CollectiveError) else CollectiveError
     summary = (
         f"{len(errors)} of {num_devices} device(s) failed; first failure on device {order[0]}:\n"
     )
