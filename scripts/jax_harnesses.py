@@ -16,6 +16,7 @@ by xhlo, run on the harness's own random arguments and compared with
   factorizations' errors scale with the matrix;
 * ``eig``: the eigenvalues as a multiset (their order is unspecified), and each
   eigenvector by its residual ``|A v - lambda v|`` (a vector's phase is free);
+  ``eigh``: each eigenvector after turning it to the phase of JAX's;
 * an unstable sort's operands with equal keys in any order (keys exactly);
 * ``top_k``: the values, and indices that point at elements of those values (a
   tie may pick either).
@@ -159,6 +160,21 @@ def top_k_mismatch(args, got, want) -> str | None:
     return None
 
 
+def with_phases_of(vectors, reference):
+    """Each eigenvector (column) of ``vectors`` turned to the phase of ``reference``'s:
+    an eigenvector is unique only up to one (a sign for real ones), which LAPACK builds
+    choose differently."""
+    import numpy as np
+
+    vectors, reference = np.asarray(vectors), np.asarray(reference)
+    if vectors.shape != reference.shape or vectors.ndim < 2:
+        return vectors
+    overlap = np.sum(np.conj(reference) * vectors, axis=-2, keepdims=True)
+    size = np.abs(overlap)
+    phase = np.where(size > 0, overlap / np.where(size > 0, size, 1), 1)
+    return (vectors / phase).astype(vectors.dtype)
+
+
 def check(harness, args, got, want) -> str | None:
     import jax
 
@@ -172,6 +188,8 @@ def check(harness, args, got, want) -> str | None:
         return unstable_sort_mismatch(harness, got, want)
     if harness.group_name in ("top_k", "approx_top_k") and len(got) == 2:
         return top_k_mismatch(args, got, want)
+    if harness.group_name == "eigh":
+        got[0] = with_phases_of(got[0], want[0])
     for k, (g, w) in enumerate(zip(got, want)):
         if (why := mismatch(g, w, scale_to_max=harness.group_name in LINALG)) is not None:
             return f"result {k}: {why}"
