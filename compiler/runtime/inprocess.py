@@ -887,14 +887,14 @@ def run_replicated(
 
     run_on_device_threads([lambda d=d: run_device(d) for d in range(num_devices)],
                           give_up=lambda: bool(world.stuck_devices()))
-    errors = dict(errors)  # a stuck device's thread may still add to it
+    failures = dict(errors)  # a copy: a stuck device's thread may still add to ``errors``
     for device in world.stuck_devices():
-        errors[device] = CollectiveTimeout(
+        failures[device] = CollectiveTimeout(
             f"device {device} did not finish within {world.timeout:g} s of the first failure: it is "
             "stuck outside the collectives (in a host callback, or converting an argument); "
             "its thread is left running", device=device)
-    if errors:
-        raise _run_error(errors, num_devices)
+    if failures:
+        raise _run_error(failures, num_devices)
     return outputs
 
 
