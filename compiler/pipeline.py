@@ -160,6 +160,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-elide-loop-init-copies",
             # ... and runtime calls got a copy of every operand that has another layout
             "xhlo-runtime-operands-in-place",
+            # a vector.gather's indices are offsets in row-major memory: strided bases get a copy
+            "xhlo-contiguous-gather-bases",
             "xhlo-memref-copy-to-linalg",
             "xhlo-scratch-arena",
         ),

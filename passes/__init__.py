@@ -51,6 +51,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-distinct-results": "distinct_results:DistinctResults",
     "xhlo-elide-loop-init-copies": "elide_loop_init_copies:ElideLoopInitCopies",
     "xhlo-runtime-operands-in-place": "runtime_operands_in_place:RuntimeOperandsInPlace",
+    "xhlo-contiguous-gather-bases": "contiguous_gather_bases:ContiguousGatherBases",
     "xhlo-memref-copy-to-linalg": "memref_copy_to_linalg:MemrefCopyToLinalg",
     "xhlo-cache-large-allocations": "cache_large_allocations:CacheLargeAllocations",
     "xhlo-precise-math-to-libm": "precise_math_to_libm:PreciseMathToLibm",
