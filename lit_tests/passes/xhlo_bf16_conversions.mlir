@@ -38,18 +38,9 @@ func.func @truncate(%x: f32) -> bf16 {
 
 // -----
 
-// Vectors of 8, 16, 32, ... lanes keep truncf (vcvtneps2bf16), but for lanes holding
-// a subnormal (exponent bits 0), which the instruction flushes: they take the bit
-// rounding. f16 is left alone.
+// Vectors of 8, 16, 32, ... lanes keep truncf (vcvtneps2bf16); f16 is left alone.
 // CHECK-LABEL: func.func @left_alone
-// CHECK-SAME: (%[[X:.*]]: vector<16xf32>,
-// CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : vector<16xf32> to vector<16xi32>
-// CHECK: %[[EXP:.*]] = arith.constant dense<2139095040> : vector<16xi32>
-// CHECK: %[[E:.*]] = arith.andi %[[BITS]], %[[EXP]]
-// CHECK: %[[SUB:.*]] = arith.cmpi eq, %[[E]], %{{.*}} : vector<16xi32>
-// CHECK: %[[SOFT:.*]] = arith.bitcast %{{.*}} : vector<16xi16> to vector<16xbf16>
-// CHECK: %[[HARD:.*]] = arith.truncf %[[X]] : vector<16xf32> to vector<16xbf16>
-// CHECK: arith.select %[[SUB]], %[[SOFT]], %[[HARD]] : vector<16xi1>, vector<16xbf16>
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
 // CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xf16>
 // CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
 func.func @left_alone(%x: vector<16xf32>, %h: vector<16xf16>) -> (vector<16xbf16>, vector<16xf16>, vector<16xf32>) {
