@@ -52,22 +52,21 @@ class LegalizeEmptyReductions(ModulePass):
         for op in walk_ops(module, "stablehlo.reduce"):
             count = len(op.results)
             inputs, inits = list(op.operands)[:count], list(op.operands)[count:]
-            if not has_no_elements(inputs[0]) and not _one_element_per_result(op):
+            empty = has_no_elements(inputs[0])
+            if not empty and not _one_element_per_result(op):
                 continue
             with ir.InsertionPoint(op), op.location:
-                results = _elementwise(op, inputs, inits)
+                results = _elementwise(op, inputs, inits, empty)
             for old, new in zip(op.results, results):
                 old.replace_all_uses_with(new)
             op.erase()
 
 
-def _elementwise(op: ir.Operation, inputs: list[ir.Value], inits: list[ir.Value]) -> list[ir.Value]:
+def _elementwise(op: ir.Operation, inputs: list[ir.Value], inits: list[ir.Value], empty: bool) -> list[ir.Value]:
     """The init values broadcast to the result's shape, combined by the body with the one
-    element each result reduces (with none, the init values alone)."""
+    element each result reduces (``empty``: with none, the init values alone)."""
     shape = sh.shape_of(op.results[0])
-    if has_no_elements(inputs[0]):
-        return [sh.broadcast_in_dim(init, shape, []) for init in inits]
-    if shape != sh.shape_of(inputs[0]):  # unit dimensions reduced: drop them
+    if not empty and shape != sh.shape_of(inputs[0]):  # unit dimensions reduced: drop them
         inputs = [sh.reshape(x, shape) for x in inputs]
     broadcast = [sh.broadcast_in_dim(init, shape, []) for init in inits]
-    return sh.apply_region_elementwise(op.regions[0], broadcast, inputs)
+    return broadcast if empty else sh.apply_region_elementwise(op.regions[0], broadcast, inputs)

@@ -294,9 +294,9 @@ def check_elements(elements: list[str], from_pipeline_text: frozenset[str] | set
             passmanager.PassManager("builtin.module").add(element)
         except ValueError as err:
             message = str(err).strip()
-            if "does not refer to a registered pass" in message and element in from_pipeline_text and "(" not in element:
-                raise UsageError(f"unknown pass '{name}' in the pass pipeline (see {PROG} --list-passes)") from None
             if "does not refer to a registered pass" in message and "(" not in element:
+                if element in from_pipeline_text:
+                    raise UsageError(f"unknown pass '{name}' in the pass pipeline (see {PROG} --list-passes)") from None
                 raise UsageError(
                     f"unknown command line argument '--{name}': not an xhlo-opt option "
                     f"or a registered pass (see {PROG} --list-passes)"
