@@ -27,7 +27,6 @@ import hashlib
 import io
 import json
 import os
-import platform
 import shutil
 import subprocess
 import tempfile
@@ -35,6 +34,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from . import host
 from ._mlir import PROVIDER, ir
 from .blas import load_globally
 
@@ -55,26 +55,13 @@ def _xhlo_fingerprint() -> str:
     return digest.hexdigest()
 
 
-@functools.cache
-def _host() -> str:
-    flags = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                flags = line
-                break
-    except OSError:
-        pass
-    return f"{platform.machine()} {platform.system()} {hashlib.sha256(flags.encode()).hexdigest()}"
-
-
 def compilation_key(module: ir.Module, **settings) -> str:
     """A hex digest naming one compilation of ``module`` with ``settings``."""
     buffer = io.BytesIO()
     module.operation.write_bytecode(buffer)
     digest = hashlib.sha256(buffer.getvalue())
     digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
-    digest.update(f"{_FORMAT} {PROVIDER} {_xhlo_fingerprint()} {_host()}".encode())
+    digest.update(f"{_FORMAT} {PROVIDER} {_xhlo_fingerprint()} {host.describe()}".encode())
     return digest.hexdigest()
 
 

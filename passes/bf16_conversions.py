@@ -8,11 +8,13 @@ which then retypes bf16 data as i16). A bf16 is the top half of an f32:
   to narrow f32 math back to bf16 through);
 * ``arith.truncf`` to bf16 rounds to nearest even on the bits (NaN stays NaN
   with its sign, quieted; f64 goes through f32, as xhlo converts f64 to half
-  floats everywhere), except f32 vectors of 8, 16, 32, ... lanes: those keep
-  ``truncf``, one ``vcvtneps2bf16`` per 16 lanes on AVX512-BF16, which
-  ``xhlo-bf16-as-i16`` lets through (LLVM selects those widths). That instruction
-  flushes subnormals to zero, as XLA:CPU flushes denormals; doing their lanes
-  in integer code instead costs bf16 gelu of 4M 2.7 -> 5.0 ms (tanh 0.76 -> 1.1).
+  floats everywhere), except, on a CPU with AVX512-BF16 (``hardware-truncation``,
+  by default what the host has), f32 vectors of 8, 16, 32, ... lanes: those keep
+  ``truncf``, one ``vcvtneps2bf16`` per 16 lanes, which ``xhlo-bf16-as-i16``
+  lets through (LLVM selects those widths; without the feature it calls
+  ``__truncsfbf2``, which the JIT does not have). That instruction flushes
+  subnormals to zero, as XLA:CPU flushes denormals; doing their lanes in integer
+  code instead costs bf16 gelu of 4M 2.7 -> 5.0 ms (tanh 0.76 -> 1.1).
 
 A module without any bf16 gets the ``xhlo.no_bf16`` hint, so that
 ``xhlo-bf16-as-i16`` need not scan the larger LLVM dialect module for it.
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from xhlo import host
 from xhlo._mlir import arith, ir
 from xhlo.dialects import stablehlo as sh
 
@@ -83,9 +86,10 @@ def _makes_bf16(op: ir.Operation) -> bool:
 
 @dataclasses.dataclass(frozen=True)
 class Bf16Conversions(ModulePass):
-    """Write bf16 <-> f32 conversions as integer code (truncations of 2^k >= 8 lanes excepted)."""
+    """Write bf16 <-> f32 conversions as integer code (with AVX512-BF16, truncations of 2^k >= 8 lanes excepted)."""
 
     NAME = "xhlo-bf16-conversions"
+    hardware_truncation: bool = "avx512_bf16" in host.cpu_flags()  # vcvtneps2bf16 for wide vectors
 
     def run(self, module: ir.Operation) -> None:
         ops = walk_ops(module, _SOURCES)
@@ -98,7 +102,8 @@ class Bf16Conversions(ModulePass):
             if op.name == "arith.extf" and isinstance(source, ir.BF16Type):
                 rewrite = _extend
             elif op.name == "arith.truncf" and isinstance(result, ir.BF16Type) and not (
-                    isinstance(source, ir.F32Type) and _hardware_truncation(op.results[0].type)):
+                    self.hardware_truncation and isinstance(source, ir.F32Type)
+                    and _hardware_truncation(op.results[0].type)):
                 rewrite = _truncate
             else:
                 continue

@@ -1,4 +1,7 @@
-// RUN: xhlo-opt %s --xhlo-bf16-conversions --split-input-file | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-bf16-conversions="hardware-truncation=true" --split-input-file \
+// RUN:   | FileCheck %s --check-prefixes=CHECK,HARDWARE
+// RUN: xhlo-opt %s --xhlo-bf16-conversions="hardware-truncation=false" --split-input-file \
+// RUN:   | FileCheck %s --check-prefixes=CHECK,SOFT
 
 // Extension: the bf16 bits move to the top half of an i32.
 // CHECK-LABEL: func.func @extend
@@ -38,9 +41,12 @@ func.func @truncate(%x: f32) -> bf16 {
 
 // -----
 
-// Vectors of 8, 16, 32, ... lanes keep truncf (vcvtneps2bf16); f16 is left alone.
+// With AVX512-BF16, vectors of 8, 16, 32, ... lanes keep truncf (vcvtneps2bf16);
+// without it, LLVM would call __truncsfbf2: integer code. f16 is left alone.
 // CHECK-LABEL: func.func @left_alone
-// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// HARDWARE: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+// SOFT-NOT: arith.truncf %{{.*}} to vector<16xbf16>
+// SOFT: arith.trunci %{{.*}} : vector<16xi32> to vector<16xi16>
 // CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xf16>
 // CHECK: arith.extf %{{.*}} : vector<16xf16> to vector<16xf32>
 func.func @left_alone(%x: vector<16xf32>, %h: vector<16xf16>) -> (vector<16xbf16>, vector<16xf16>, vector<16xf32>) {

@@ -1,0 +1,25 @@
+"""The CPU the JIT generates code for: LLVM targets the host's own features."""
+
+from __future__ import annotations
+
+import functools
+import platform
+from pathlib import Path
+
+
+@functools.cache
+def cpu_flags() -> frozenset[str]:
+    """The feature flags the kernel reports (``/proc/cpuinfo``); empty where it reports none,
+    so code that needs a feature takes its portable path."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return frozenset(line.partition(":")[2].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def describe() -> str:
+    """The machine, OS and CPU features: what object code compiled here depends on."""
+    return f"{platform.machine()} {platform.system()} {' '.join(sorted(cpu_flags()))}"
