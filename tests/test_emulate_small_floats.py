@@ -91,6 +91,18 @@ def test_encode_rounds_like_ml_dtypes(elem):
     ]
 
 
+def test_e8m0_rounding_of_f32_subnormals_matches_xla():
+    """Between 2^-127 and 1.5 * 2^-127 XLA rounds up (ml_dtypes 0.7 does not; xhlo pins 0.6)."""
+    jnp = pytest.importorskip("jax.numpy")
+    import jax
+
+    bits = np.array([0x1, 0x400000, 0x400001, 0x5FFFFF, 0x600000, 0x7FFFFF, 0x800000, 0xBFFFFF, 0xC00000], np.uint32)
+    x = bits.view(np.float32)
+    got = xhlo.compile(_convert_module(x.size, "f32", "f8E8M0FNU"))(x)
+    want = jax.jit(lambda v: v.astype(jnp.float8_e8m0fnu))(x)
+    np.testing.assert_array_equal(_bits(got), _bits(np.asarray(want)))
+
+
 def test_encode_named_cases():
     """Ties to even, subnormals, overflow to Inf (E5M2) / NaN (E4M3FN), saturation (E2M1)."""
     x = np.array([1.0625, 1.1875, 2.0**-9, 2.0**-10, 3 * 2.0**-10, 464.0, 465.0, 61440.0, -0.0, 7.0], np.float32)
