@@ -183,6 +183,8 @@ STAGES: tuple[Stage, ...] = (
             "func.func(convert-linalg-to-loops)",
             # one-element reads of strided buffers: a scalar load (no vector load exists for them)
             "xhlo-scalar-transfer-reads",
+            # short reads and writes of strided rows: a load or store per lane (not a loop)
+            "xhlo-unroll-strided-transfers",
             # masked reads of one non-unit dim: 1-D reads (convert-vector-to-scf mistypes their masks)
             "xhlo-squeeze-masked-transfer-reads",
             "convert-vector-to-scf",

@@ -38,6 +38,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-fuse-producers-into-extracts": "fuse_producers_into_extracts:FuseProducersIntoExtracts",
     "xhlo-merge-identical-bodies": "merge_identical_bodies:MergeIdenticalBodies",
     "xhlo-scalar-transfer-reads": "scalar_transfer_reads:ScalarTransferReads",
+    "xhlo-unroll-strided-transfers": "unroll_strided_transfers:UnrollStridedTransfers",
     "xhlo-unroll-short-loops": "unroll_short_loops:UnrollShortLoops",
     "xhlo-widen-half-floats": "widen_half_floats:WidenHalfFloats",
     "xhlo-expand-batch-norm": "expand_batch_norm:ExpandBatchNorm",
