@@ -34,6 +34,8 @@ def _unrollable(transfer: ir.Operation, vector_type: ir.Type, source_type: ir.Ty
     vector_type = ir.VectorType(vector_type)
     if vector_type.rank != 1 or vector_type.shape[0] > MAX_LANES or vector_type.scalable:
         return False
+    if vector_type.element_type != source_type.element_type:  # a buffer of vectors
+        return False
     if not all(ir.BoolAttr(b).value for b in transfer.attributes["in_bounds"]):
         return False
     rank = source_type.rank
