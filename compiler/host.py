@@ -23,3 +23,9 @@ def cpu_flags() -> frozenset[str]:
 def describe() -> str:
     """The machine, OS and CPU features: what object code compiled here depends on."""
     return f"{platform.machine()} {platform.system()} {' '.join(sorted(cpu_flags()))}"
+
+
+def wide_vector_registers() -> int:
+    """How many 512-bit vectors (the width xhlo's kernels are written for) the register file
+    holds at once: 32 zmm with AVX-512; 8, as pairs of the 16 ymm, without it."""
+    return 32 if "avx512f" in cpu_flags() else 8

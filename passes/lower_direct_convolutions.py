@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from xhlo import host
 from xhlo._mlir import arith, ir, memref, scf, vector
 
 from .base import ModulePass, walk_ops
@@ -294,7 +295,8 @@ class LowerDirectConvolutions(ModulePass):
     """Convolutions tagged xhlo.direct_conv -> register-blocked vector loops over the image."""
 
     NAME = "xhlo-lower-direct-convolutions"
-    accumulators: int = 24  # vector registers holding partial sums (of 32)
+    # vectors holding partial sums: 24 of AVX-512's 32; 6 (12 ymm) on AVX2, where 24 spilled
+    accumulators: int = host.wide_vector_registers() * 3 // 4
     max_pixels: int = 4  # per block: 4 x 4 vectors of sums keep the FMAs busy; 6-8 were no faster, 1.5x LLVM time
 
     def run(self, module: ir.Operation) -> None:

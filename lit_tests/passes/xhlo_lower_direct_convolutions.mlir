@@ -1,4 +1,5 @@
-// RUN: xhlo-opt %s --xhlo-lower-direct-convolutions --cse --split-input-file | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-lower-direct-convolutions="accumulators=24" --cse --split-input-file | FileCheck %s
+// Checked with AVX-512's 24 accumulators (the default follows the host's registers: 6 on AVX2).
 
 // A tagged stride-2 convolution of 3 channels into 32 features (2 vectors), its output
 // zero-filled first: the fill goes, a loop over the blocks of the 4 output rows (one

@@ -1,4 +1,8 @@
-// RUN: xhlo-opt %s --xhlo-lower-small-gemms --split-input-file | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-lower-small-gemms="accumulators=16" --split-input-file | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-lower-small-gemms="accumulators=6" --split-input-file | FileCheck %s --check-prefix=AVX2
+
+// The checks use AVX-512's 16 accumulators; the default follows the host's
+// registers (6 on AVX2, where 16 vectors of 16 floats spilled).
 
 // 16 rows x 1024 columns: one 16-row block of one-vector (16-float) sums per
 // column tile; the tile loop is parallel, the reduction loop carries the 16
@@ -15,6 +19,12 @@
 // CHECK: vector.store %[[SUMS]]#0, %[[OUT]][%{{.*}}, %[[COL]]]
 // CHECK: } {xhlo.parallel_loop}
 // CHECK-NOT: linalg.contract
+// With 6: blocks of 6 rows carry 6 sums.
+// AVX2-LABEL: func.func @lstm_step
+// AVX2: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// AVX2-COUNT-6: vector.fma
+// AVX2-NOT: vector.fma
+// AVX2: scf.yield
 func.func @lstm_step(%a: memref<16x384xf32>, %w: memref<384x1024xf32>, %c: memref<16x1024xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill {xhlo.blas} ins(%zero : f32) outs(%c : memref<16x1024xf32>)
