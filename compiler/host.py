@@ -25,7 +25,12 @@ def describe() -> str:
     return f"{platform.machine()} {platform.system()} {' '.join(sorted(cpu_flags()))}"
 
 
+def avx512() -> bool:
+    """512-bit vectors in 32 registers, with cheap masked loads and stores."""
+    return "avx512f" in cpu_flags()
+
+
 def wide_vector_registers() -> int:
     """How many 512-bit vectors (the width xhlo's kernels are written for) the register file
     holds at once: 32 zmm with AVX-512; 8, as pairs of the 16 ymm, without it."""
-    return 32 if "avx512f" in cpu_flags() else 8
+    return 32 if avx512() else 8

@@ -199,7 +199,8 @@ def _generic_plan(text: str, **options):
         module = ir.Module.parse(text)
         func = module.body.operations[0]
         op = func.regions[0].blocks[0].operations[0]
-        return plan_for(op.operation, options.get("vector_bits", 512), options.get("reduction_vectors", 4))
+        return plan_for(op.operation, options.get("vector_bits", 512), options.get("reduction_vectors", 4),
+                        options.get("masked_reductions", True))
 
 
 def row_sum(n: int) -> str:
@@ -224,6 +225,37 @@ def test_plan_splits_a_row_reduction_into_four_vectors_of_partial_sums():
 def test_plan_masks_a_remainder_no_tile_divides():
     plan = _generic_plan(row_sum(1000))  # 1000 = 15 * 64 + 40, and 32 does not divide it either
     assert (plan.reduction_tile, plan.vector_sizes) == ((0, 64), (1, 64))
+
+
+def test_plan_without_masked_reductions_takes_a_smaller_dividing_tile():
+    """Without cheap masks (AVX2): 8 of 16 lanes divide 1000; 1001 has no such divisor."""
+    plan = _generic_plan(row_sum(1000), masked_reductions=False)
+    assert (plan.reduction_tile, plan.vector_sizes) == ((0, 8), None)
+    plan = _generic_plan(row_sum(1001), masked_reductions=False)
+    assert (plan.reduction_tile, plan.vector_sizes) == ((0, 64), (1, 64))
+
+
+def test_rows_of_1000_match_numpy_with_and_without_masked_reductions():
+    from xhlo import pipeline
+
+    x = np.random.default_rng(3).standard_normal((64, 1000)).astype(np.float32)
+    src = """func.func @main(%x: tensor<64x1000xf32>) -> tensor<64xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<64x1000xf32>, tensor<f32>) -> tensor<64xf32>
+  return %s : tensor<64xf32>
+}"""
+    for masked in (True, False):
+        stages = tuple(
+            pipeline.Stage(s.name, s.description, tuple(
+                f"xhlo-vectorize{{masked-reductions={str(masked).lower()}}}" if p == "xhlo-vectorize" else p
+                for p in s.passes))
+            for s in pipeline.STAGES)
+        with new_context(), ir.Location.unknown():
+            module = ir.Module.parse(src)
+            pipeline.build_pass_manager(pipeline.pipeline_text(stages[:3])).run(module.operation)
+            text = str(module)
+        assert ("vector.create_mask" in text) == masked
+    np.testing.assert_allclose(xhlo.compile(src, cache=False)(x), x.sum(1), rtol=1e-5, atol=1e-4)
 
 
 def test_plan_short_reduction_is_one_vector():
