@@ -382,9 +382,9 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int,
              masked_reductions: bool = True) -> TilePlan | None:
     """The tiling plan of a linalg.generic, None when it is not worth or able to vectorize.
 
-    ``masked_reductions``: a reduction whose extent no tile of at least half of its
-    ``reduction_vectors`` vectors divides takes masked tiles; otherwise first any
-    dividing tile down to half a vector (256 bits of 512)."""
+    A reduction whose extent no tile of at least half of its ``reduction_vectors``
+    vectors divides takes masked tiles; without ``masked_reductions`` (no AVX-512),
+    first the largest dividing tile down to half a vector (256 bits of 512)."""
     shapes = _operand_shapes(op)
     if shapes is None or not _body_is_vectorizable(op):
         return None
