@@ -93,9 +93,9 @@ class UnrollStridedTransfers(ModulePass):
     NAME = "xhlo-unroll-strided-transfers"
 
     def run(self, module: ir.Operation) -> None:
-        for read in walk_ops(module, "vector.transfer_read"):
-            if _unrollable(read, read.results[0].type, read.operands[0].type):
-                _unroll_read(read)
-        for write in walk_ops(module, "vector.transfer_write"):
-            if not write.results and _unrollable(write, write.operands[0].type, write.operands[1].type):
-                _unroll_write(write)
+        for op in walk_ops(module, ("vector.transfer_read", "vector.transfer_write")):
+            if op.name == "vector.transfer_read":
+                if _unrollable(op, op.results[0].type, op.operands[0].type):
+                    _unroll_read(op)
+            elif not op.results and _unrollable(op, op.operands[0].type, op.operands[1].type):
+                _unroll_write(op)  # on buffers: a write on tensors has a result
