@@ -9,18 +9,20 @@ convolutions. ``xhlo-prepare-gemms`` tags NHWC x HWCF f32 convolutions of up
 to 128 input channels and features ``xhlo.direct_conv`` instead, and this pass
 computes them, on buffers, as register-blocked vector loops:
 
-* one loop over the blocks of every output row (image, output row, block),
-  marked ``xhlo.parallel_loop`` (each writes its own pixels), so
-  ``xhlo-parallelize-loops`` spreads it, a single long row (a batch-1 conv1d)
-  too;
+* one loop over the blocks of every output row and chunk of features (image,
+  output row, block, chunk), marked ``xhlo.parallel_loop`` (each writes its
+  own pixels), so ``xhlo-parallelize-loops`` spreads it, a single long row (a
+  batch-1 conv1d) too;
 * a block of up to ``accumulators`` // V (at most ``max-pixels``) output
-  pixels by V vectors of features (V <= 4, 64 f32 features) keeps their
-  sums in vector registers over the whole window: each filter tap loads V
-  vectors of the filter once per input channel (a loop past 4 channels) and,
-  for each pixel of the block, broadcasts one image element and issues V fused
-  multiply-adds. Nothing is copied; the image
-  is read where it lies. A row's last partial block overlaps the one before
-  when the output starts at zero, so the kernel is emitted once.
+  pixels by a chunk of V vectors of features (V <= 4, 64 f32 features) keeps
+  their sums in vector registers over the whole window: each filter tap loads
+  V vectors of the filter once per input channel (a loop past 4 channels)
+  and, for each pixel of the block, broadcasts one image element and issues V
+  fused multiply-adds. V gives the block the most pixels (each filter vector
+  loaded serves one multiply-add per pixel), then the most features: 4 x 4
+  on AVX-512, 1 x 6 on AVX2. Nothing is copied; the image is read where it
+  lies. A row's last partial block overlaps the one before when the output
+  starts at zero, so the kernel is emitted once.
 
 A convolution of one input channel and one feature (``jnp.convolve``, a filter
 over a grey image) at unit width stride is vectorized along the output row
@@ -98,16 +100,39 @@ def _parallel_loop(count: int, body) -> None:
         scf.yield_([])
 
 
-def _blocks_of_rows(conv: _Conv, per_row: int, width: int, body) -> None:
-    """``body(output row, first pixel)`` for ``per_row`` blocks of ``width`` pixels of every
-    output row, in one parallel loop: a single long row (a batch-1 conv1d) uses every core."""
+def _split(index: ir.Value, chunks: int) -> tuple[ir.Value, ir.Value]:
+    """(index // chunks, index % chunks): the chunk varies fastest."""
+    if chunks == 1:
+        return index, index_constant(0)
+    return arith.divui(index, index_constant(chunks)), arith.remui(index, index_constant(chunks))
+
+
+def _blocks_of_rows(conv: _Conv, per_row: int, width: int, body, chunks: int = 1) -> None:
+    """``body(output row, first pixel, chunk)`` for ``per_row`` blocks of ``width`` pixels of
+    every output row and ``chunks`` chunks of features, in one parallel loop: a single long
+    row (a batch-1 conv1d) uses every core, and a block's image stays in L1 across chunks."""
     n, oh, _, _ = conv.out_shape
 
     def block(index: ir.Value) -> None:
+        index, chunk = _split(index, chunks)
         first_pixel = _mul(arith.remui(index, index_constant(per_row)), width)
-        body(arith.divui(index, index_constant(per_row)), first_pixel)
+        body(arith.divui(index, index_constant(per_row)), first_pixel, chunk)
 
-    _parallel_loop(n * oh * per_row, block)
+    _parallel_loop(n * oh * per_row * chunks, block)
+
+
+def block_pixels(vectors: int, width: int, accumulators: int, max_pixels: int) -> int:
+    """Pixels of a block of ``vectors`` vectors of features: its sums stay in registers."""
+    return min(width, max_pixels, max(1, accumulators // vectors))
+
+
+def vectors_per_block(feature_vectors: int, width: int, accumulators: int, max_pixels: int) -> int:
+    """Vectors of features a block computes: the most pixels (each filter vector loaded
+    feeds one multiply-add per pixel; a filter larger than L1 comes from L2), then the
+    most vectors (fewer passes over the image). AVX-512's 24 sums give 4 vectors x 4
+    pixels; AVX2's 6 give 1 x 6, where 4 x 1 loaded a filter vector per multiply-add."""
+    return max(range(1, min(4, feature_vectors) + 1),
+               key=lambda vectors: (block_pixels(vectors, width, accumulators, max_pixels), vectors))
 
 
 class _Emitter:
@@ -118,37 +143,53 @@ class _Emitter:
         self.vector_type = ir.VectorType.get([_LANES], ir.F32Type.get())
 
     def emit(self) -> None:
-        for first_feature in range(0, self.conv.out_shape[3], 4 * _LANES):
-            self._features(first_feature)
+        _, _, ow, f = self.conv.out_shape
+        vectors = vectors_per_block(f // _LANES, ow, self.accumulators, self.max_pixels)
+        chunks, rest = divmod(f // _LANES, vectors)
+        self._features(0, vectors, chunks)
+        if rest:
+            self._features(chunks * vectors * _LANES, rest, 1)
 
-    def _features(self, first_feature: int) -> None:
-        """Every output pixel's features from ``first_feature`` on (up to 4 vectors)."""
+    def _features(self, first_feature: int, vectors: int, chunks: int) -> None:
+        """Every output pixel's ``chunks`` chunks of ``vectors`` vectors of features from
+        ``first_feature`` on, one kernel for all chunks."""
         c = self.conv
         n, oh, ow, f = c.out_shape
-        vectors = min(4, (f - first_feature) // _LANES)
-        block = min(ow, self.max_pixels, max(1, self.accumulators // vectors))
+        block = block_pixels(vectors, ow, self.accumulators, self.max_pixels)
         full, tail = divmod(ow, block)
         # a last partial block of a zero-started output overlaps the one before (its
         # pixels are computed twice, stored alike): one copy of the kernel, not two
         overlap = bool(tail) and c.zero_start
 
-        def full_block(row: ir.Value, first_pixel: ir.Value) -> None:
+        def features(chunk: ir.Value) -> list[ir.Value]:
+            """The first feature of each of the chunk's vectors."""
+            if chunks == 1:
+                return [index_constant(first_feature + v * _LANES) for v in range(vectors)]
+            start = _mul(chunk, vectors * _LANES)
+            offsets = (first_feature + v * _LANES for v in range(vectors))
+            return [_add(start, index_constant(offset)) if offset else start for offset in offsets]
+
+        def full_block(row: ir.Value, first_pixel: ir.Value, chunk: ir.Value) -> None:
             if overlap:
                 first_pixel = arith.minui(first_pixel, index_constant(ow - block))
-            self._block(*_image_and_row(c, row), first_pixel, block, first_feature, vectors)
+            self._block(*_image_and_row(c, row), first_pixel, block, features(chunk))
+
+        def row_end(index: ir.Value) -> None:
+            row, chunk = _split(index, chunks)
+            self._block(*_image_and_row(c, row), index_constant(full * block), tail, features(chunk))
 
         if full + overlap:
-            _blocks_of_rows(c, full + overlap, block, full_block)
+            _blocks_of_rows(c, full + overlap, block, full_block, chunks)
         if tail and not overlap:
-            _parallel_loop(n * oh, lambda row: self._block(*_image_and_row(c, row), index_constant(full * block), tail,
-                                                           first_feature, vectors))
+            _parallel_loop(n * oh * chunks, row_end)
 
-    def _block(self, image_index, out_row, first_pixel, pixels: int, first_feature: int, vectors: int) -> None:
-        """``pixels`` x ``vectors`` sums over the window, then stored."""
+    def _block(self, image_index, out_row, first_pixel, pixels: int, features: list[ir.Value]) -> None:
+        """``pixels`` x ``len(features)`` sums over the window (a vector of 16 features
+        from each of ``features``), then stored."""
         c = self.conv
         kh, kw, channels = c.window
         (sh, sw), (dh, dw) = c.strides, c.dilations
-        features = [index_constant(first_feature + v * _LANES) for v in range(vectors)]
+        vectors = len(features)
         outs = [(_add(first_pixel, index_constant(p)) if p else first_pixel) for p in range(pixels)]
         if c.zero_start:
             start = [vector_splat(self.vector_type, 0.0)] * (pixels * vectors)
@@ -219,7 +260,7 @@ class _LaneEmitter:
         width = _LANES * self.VECTORS
         full = ow // width
         if full:
-            _blocks_of_rows(self.conv, full, width, lambda row, first_pixel: self._block(row, first_pixel, self.VECTORS))
+            _blocks_of_rows(self.conv, full, width, lambda row, first_pixel, _: self._block(row, first_pixel, self.VECTORS))
         vectors, tail = divmod(ow - full * width, _LANES)
         if vectors or tail:
             _parallel_loop(n * oh, lambda row: self._row_end(row, full * width, vectors, tail))
@@ -297,7 +338,9 @@ class LowerDirectConvolutions(ModulePass):
     NAME = "xhlo-lower-direct-convolutions"
     # vectors holding partial sums: 24 of AVX-512's 32; 6 (12 ymm) on AVX2, where 24 spilled
     accumulators: int = host.wide_vector_registers() * 3 // 4
-    max_pixels: int = 4  # per block: 4 x 4 vectors of sums keep the FMAs busy; 6-8 were no faster, 1.5x LLVM time
+    # pixels per block: on AVX-512, 4 x 4 vectors of sums keep the FMAs busy (6-8 were no
+    # faster, 1.5x LLVM time); AVX2's blocks are 1 vector x 6 (12 + 2 + 1 of its 16 ymm)
+    max_pixels: int = 4 if host.avx512() else 6
 
     def run(self, module: ir.Operation) -> None:
         for op in walk_ops(module, "linalg.conv_2d_nhwc_hwcf"):

@@ -55,6 +55,51 @@ def test_matches_jax(name):
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
 
+# accumulators, pixels a block: the defaults on AVX-512 and on AVX2
+HOSTS = {"avx512": (24, 4), "avx2": (6, 6)}
+
+
+@pytest.mark.parametrize("host", HOSTS)
+@pytest.mark.parametrize("name", ["80 features: 4 vectors and 1", "64 channels (a loop over them)",
+                                  "rows not a multiple of the block"])
+def test_blocks_of_either_host(monkeypatch, host, name):
+    """Both hosts' blocks on this one: 4 vectors x 4 pixels, or chunks of 1 vector x 6 pixels."""
+    from xhlo.passes.lower_direct_convolutions import LowerDirectConvolutions
+
+    accumulators, max_pixels = HOSTS[host]
+    run = LowerDirectConvolutions.run
+
+    def run_as_host(self, module):  # the pass manager keeps its instance: set back after
+        defaults = self.accumulators, self.max_pixels
+        object.__setattr__(self, "accumulators", accumulators)  # a frozen dataclass
+        object.__setattr__(self, "max_pixels", max_pixels)
+        try:
+            run(self, module)
+        finally:
+            object.__setattr__(self, "accumulators", defaults[0])
+            object.__setattr__(self, "max_pixels", defaults[1])
+
+    monkeypatch.setattr(LowerDirectConvolutions, "run", run_as_host)
+    shape, kernel_shape, strides, padding, dilation = CASES[name]
+    image = RNG.standard_normal(shape).astype(np.float32)
+    kernel = RNG.standard_normal(kernel_shape).astype(np.float32)
+    conv = _conv(strides, padding, dilation)
+    exe = xhlo.compile(export.export(jax.jit(conv), platforms=["cpu"])(image, kernel), cache=False)
+    expected = np.asarray(jax.jit(conv)(image, kernel))
+    np.testing.assert_allclose(exe(image, kernel), expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
+def test_vectors_per_block():
+    """The most pixels a block, then the most vectors of features."""
+    from xhlo.passes.lower_direct_convolutions import vectors_per_block
+
+    assert vectors_per_block(4, 56, 24, 4) == 4  # AVX-512: 4 x 4
+    assert vectors_per_block(8, 56, 24, 4) == 4  # 128 features: two chunks of 4 vectors
+    assert vectors_per_block(4, 56, 6, 6) == 1  # AVX2: 1 x 6, not 4 x 1
+    assert vectors_per_block(2, 56, 6, 6) == 1
+    assert vectors_per_block(4, 1, 6, 6) == 4  # one pixel a row: every feature at once
+
+
 def test_many_input_channels_keep_im2col():
     """256 input channels: the im2col product runs on BLAS."""
     image = RNG.standard_normal((1, 10, 10, 256)).astype(np.float32)

@@ -1,5 +1,7 @@
-// RUN: xhlo-opt %s --xhlo-lower-direct-convolutions="accumulators=24" --cse --split-input-file | FileCheck %s
-// Checked with AVX-512's 24 accumulators (the default follows the host's registers: 6 on AVX2).
+// RUN: xhlo-opt %s --xhlo-lower-direct-convolutions="accumulators=24 max-pixels=4" --cse --split-input-file | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-lower-direct-convolutions="accumulators=6 max-pixels=6" --cse --split-input-file | FileCheck %s --check-prefix=AVX2
+// Checked with AVX-512's 24 accumulators and 4 pixels a block, and with AVX2's 6 and 6
+// (the defaults follow the host).
 
 // A tagged stride-2 convolution of 3 channels into 32 features (2 vectors), its output
 // zero-filled first: the fill goes, a loop over the blocks of the 4 output rows (one
@@ -47,6 +49,32 @@ func.func @stem(%image: memref<1x9x9x3xf32>, %filter: memref<3x3x3x32xf32>, %out
 func.func @accumulate(%image: memref<2x3x8x1xf32>, %filter: memref<1x3x1x16xf32>, %out: memref<2x3x6x16xf32>) {
   linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, xhlo.blas, xhlo.direct_conv}
     ins(%image, %filter : memref<2x3x8x1xf32>, memref<1x3x1x16xf32>) outs(%out : memref<2x3x6x16xf32>)
+  return
+}
+
+// -----
+
+// 64 features: AVX-512 blocks are 4 pixels x all 4 vectors (the 6 pixels of a row take
+// two overlapping blocks); AVX2 blocks are 6 pixels x 1 vector, and one loop takes the
+// 4 chunks of 16 features of each row, the chunk varying fastest.
+// CHECK-LABEL: func.func @features_in_chunks
+// CHECK: scf.for %{{.*}} = %c0 to %c6 step %c1 {
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: } {xhlo.parallel_loop}
+// AVX2-LABEL: func.func @features_in_chunks
+// AVX2: scf.for %[[INDEX:.*]] = %c0 to %c12 step %c1 {
+// AVX2: %[[BLOCK:.*]] = arith.divui %[[INDEX]], %c4
+// AVX2: %[[CHUNK:.*]] = arith.remui %[[INDEX]], %c4
+// AVX2: %[[FIRST:.*]] = arith.muli %[[CHUNK]], %c16
+// AVX2: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// AVX2: vector.load %arg1[%{{.*}}, %{{.*}}, %c0, %[[FIRST]]] : memref<1x3x4x64xf32>, vector<16xf32>
+// AVX2-COUNT-6: vector.store %{{.*}}, %arg2[%{{.*}}, %{{.*}}, %{{.*}}, %[[FIRST]]] : memref<1x3x6x64xf32>, vector<16xf32>
+// AVX2: } {xhlo.parallel_loop}
+func.func @features_in_chunks(%image: memref<1x3x8x4xf32>, %filter: memref<1x3x4x64xf32>, %out: memref<1x3x6x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%out : memref<1x3x6x64xf32>)
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, xhlo.blas, xhlo.direct_conv}
+    ins(%image, %filter : memref<1x3x8x4xf32>, memref<1x3x4x64xf32>) outs(%out : memref<1x3x6x64xf32>)
   return
 }
 
