@@ -12,7 +12,11 @@ comparator says it must strictly precede the left one, so equal elements keep
 their order (stable; this satisfies ``is_stable`` either way). The passes run in
 pairs (A -> B -> A) so each loop iteration yields its buffers in place; an odd
 pass count adds one pass whose single run is a plain copy. O(n log n)
-comparisons, no allocation inside the loops.
+comparisons, no allocation inside the loops. Rows are independent: the loop
+over them is marked ``xhlo.parallel_loop`` (each row's comparator flag is its
+own, a stack buffer after bufferization), so ``xhlo-parallelize-loops`` spreads
+a batch of sorts or of top-k rows over the cores (256 rows of 4096, k = 256,
+on two Zen 3 cores: 26 -> 17 ms).
 
 Top k: when every result is only sliced to its first ``k`` along the sort
 dimension (``chlo.top_k`` decomposes into such a sort) and rows are at least
@@ -45,6 +49,7 @@ from xhlo._mlir import arith, ir, scf, tensor
 from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, PassError
+from .vectorize import PARALLEL_LOOP
 
 # A sort whose results are only read up to k along its dimension (chlo.top_k) keeps just
 # the first k when its rows are at least this many times longer.
@@ -124,6 +129,19 @@ def _element_view(row_tensor: ir.Value, row: ir.Value, position: ir.Value) -> ir
         [1, 1],
         [1, 1],
     ).result
+
+
+def _row_loop(batch: int, carried: list[ir.Value]) -> scf.ForOp:
+    """The loop over the rows, marked for the thread pool: each row writes only its own
+    slice of the carried tensors (its comparator flag is its own, made in the body)."""
+    loop = scf.ForOp(_index(0), _index(batch), _index(1), carried)
+    loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
+    return loop
+
+
+def _flag() -> ir.Value:
+    """A row's buffer for the comparator's result."""
+    return tensor.EmptyOp([1], sh.i1()).result
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,13 +249,12 @@ def _sort_rows(cmp: _Comparator, rows: list[ir.Value], n: int) -> list[ir.Value]
     count = len(rows)
     later_pairs = math.ceil((math.ceil(math.log2(n)) - 1) / 2)
     buffers = [tensor.EmptyOp([batch, n], sh.element_type(r)).result for r in rows * 2]
-    flag = tensor.EmptyOp([1], sh.i1()).result
-    row_loop = scf.ForOp(_index(0), _index(batch), _index(1), [*buffers, flag])
+    row_loop = _row_loop(batch, buffers)
     with ir.InsertionPoint(row_loop.body):
         row = row_loop.induction_variable
         state = list(row_loop.inner_iter_args)
-        a, b, flag_in = state[:count], state[count : 2 * count], state[-1]
-        a, flag_in = _merge_pass(cmp, rows, a, flag_in, row, _index(1), n)
+        a, b = state[:count], state[count:]
+        a, flag_in = _merge_pass(cmp, rows, a, _flag(), row, _index(1), n)
         pass_loop = scf.ForOp(_index(0), _index(later_pairs), _index(1), [*a, *b, flag_in])
         with ir.InsertionPoint(pass_loop.body):
             state = list(pass_loop.inner_iter_args)
@@ -248,7 +265,7 @@ def _sort_rows(cmp: _Comparator, rows: list[ir.Value], n: int) -> list[ir.Value]
             double = arith.AddIOp(width, width).result
             a, flag_out = _merge_pass(cmp, b, a, flag_mid, row, double, n)
             scf.YieldOp([*a, *b, flag_out])
-        scf.YieldOp(list(pass_loop.results))
+        scf.YieldOp(list(pass_loop.results)[:-1])
     return list(row_loop.results)[:count]
 
 
@@ -290,12 +307,11 @@ def _top_rows(cmp: _Comparator, rows: list[ir.Value], n: int, k: int) -> list[ir
     batch = sh.shape_of(rows[0])[0]
     count = len(rows)
     kept = [tensor.EmptyOp([batch, k], sh.element_type(r)).result for r in rows]
-    flag = tensor.EmptyOp([1], sh.i1()).result
     last = _index(k - 1)
-    row_loop = scf.ForOp(_index(0), _index(batch), _index(1), [*kept, flag])
+    row_loop = _row_loop(batch, kept)
     with ir.InsertionPoint(row_loop.body):
         row = row_loop.induction_variable
-        element_loop = scf.ForOp(_index(0), _index(n), _index(1), [*row_loop.inner_iter_args, _index(0)])
+        element_loop = scf.ForOp(_index(0), _index(n), _index(1), [*row_loop.inner_iter_args, _flag(), _index(0)])
         with ir.InsertionPoint(element_loop.body):
             j = element_loop.induction_variable
             *kept, flag_in, filled = element_loop.inner_iter_args
@@ -317,7 +333,7 @@ def _top_rows(cmp: _Comparator, rows: list[ir.Value], n: int, k: int) -> list[ir
             with ir.InsertionPoint(insert.else_block):
                 scf.YieldOp([*kept, flag_mid, filled])
             scf.YieldOp(list(insert.results))
-        scf.YieldOp(list(element_loop.results)[:-1])
+        scf.YieldOp(list(element_loop.results)[:-2])
     return list(row_loop.results)[:count]
 
 
@@ -431,11 +447,11 @@ def _heap_top_rows(cmp: _Comparator, rows: list[ir.Value], n: int, k: int) -> li
     count = len(rows)
     kept = [tensor.EmptyOp([batch, k], sh.element_type(r)).result for r in rows]
     positions = tensor.EmptyOp([batch, k], ir.IndexType.get()).result
-    flag = tensor.EmptyOp([1], sh.i1()).result
-    row_loop = scf.ForOp(_index(0), _index(batch), _index(1), [*kept, positions, flag])
+    row_loop = _row_loop(batch, [*kept, positions])
     with ir.InsertionPoint(row_loop.body):
         row = row_loop.induction_variable
-        *kept, positions, flag = row_loop.inner_iter_args
+        *kept, positions = row_loop.inner_iter_args
+        flag = _flag()
         fill = scf.ForOp(_index(0), _index(k), _index(1), [*kept, positions])
         with ir.InsertionPoint(fill.body):
             j = fill.induction_variable
@@ -444,7 +460,7 @@ def _heap_top_rows(cmp: _Comparator, rows: list[ir.Value], n: int, k: int) -> li
         phases = scf.ForOp(_index(0), _index(k // 2 + (n - k) + k - 1), _index(1), [*kept, positions, flag])
         with ir.InsertionPoint(phases.body):
             scf.YieldOp(_heap_step(cmp, rows, row, phases.induction_variable, list(phases.inner_iter_args), n, k))
-        scf.YieldOp(list(phases.results))
+        scf.YieldOp(list(phases.results)[:-1])
     return list(row_loop.results)[:count]
 
 

@@ -398,6 +398,25 @@ def test_top_k_of_long_rows_keeps_only_k(dtype, elem, shape, k):
     assert_bits_equal(values, np.take_along_axis(x, want, axis=-1))
 
 
+@pytest.mark.parametrize("k", [None, 8, 200])  # merge sort, insertion, heap
+def test_rows_on_the_thread_pool(k):
+    """Enough rows for the thread pool: the loop over them is outlined and each row,
+    with its own comparator flag, matches numpy's stable argsort (many ties)."""
+    x = RNG.integers(-50, 50, (96, 2048)).astype(np.float32)
+    if k is None:
+        src = sort_module([x], 1, key_compare("LT", "tensor<f32>", "FLOAT"))
+        want = [np.sort(x, axis=-1, kind="stable")]
+    else:
+        src = _top_k_module(x.shape, k, "f32")
+        order = np.argsort(-x, axis=-1, kind="stable")[:, :k]
+        want = [np.take_along_axis(x, order, axis=-1), order.astype(np.int32)]
+    exe = xhlo.compile(src)
+    assert "xhlo_parallel_for" in exe.ir("xhlo-lower-to-loops")
+    got = exe(x)
+    for mine, expected in zip(got if k else [got], want):
+        np.testing.assert_array_equal(mine, expected)
+
+
 def test_top_k_heap_of_an_ascending_sort_with_two_keys():
     """A generic comparator: ascending by the first operand, then descending by the
     second; the heap keeps the first k of the stable sort of both operands."""

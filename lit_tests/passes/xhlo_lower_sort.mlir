@@ -2,15 +2,16 @@
 
 // One operand: rows are [1, 5]; the first pass merges the input into buffer A,
 // the later passes go A -> B -> A; an elementwise comparator becomes a 0-d map
-// on views of the two elements, its result kept in a carried tensor<1xi1>.
+// on views of the two elements, its result kept in the row's own tensor<1xi1>
+// (the loop over the rows is marked for the thread pool).
 
 // CHECK-LABEL: func.func @one_operand
 // CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<5xf32>
 // CHECK: %[[ROWS:.*]] = stablehlo.reshape %[[X]] : (tensor<5xf32>) -> tensor<1x5xf32>
 // CHECK: %[[A0:.*]] = tensor.empty() : tensor<1x5xf32>
 // CHECK: %[[B0:.*]] = tensor.empty() : tensor<1x5xf32>
-// CHECK: %[[FLAG0:.*]] = tensor.empty() : tensor<1xi1>
-// CHECK: %[[SORTED:.*]]:3 = scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A:.*]] = %[[A0]], %[[B:.*]] = %[[B0]], %[[FLAG:.*]] = %[[FLAG0]])
+// CHECK: %[[SORTED:.*]]:2 = scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A:.*]] = %[[A0]], %[[B:.*]] = %[[B0]])
+// CHECK: %[[FLAG:.*]] = tensor.empty() : tensor<1xi1>
 // CHECK: %[[FIRST:.*]]:2 = scf.for %[[LO:.*]] = %{{.*}} iter_args(%[[OUT:.*]] = %[[A]], %{{.*}} = %[[FLAG]])
 // CHECK: scf.for %[[K:.*]] = %[[LO]] to %{{.*}} iter_args(%[[I:.*]] = %[[LO]], %[[J:.*]] = %{{.*}}, %[[DST:.*]] = %[[OUT]], %[[F:.*]] = %{{.*}})
 // CHECK: %[[BOTH:.*]] = arith.andi
@@ -31,7 +32,8 @@
 // CHECK: arith.shli
 // CHECK: "stablehlo.map"
 // CHECK: "stablehlo.map"
-// CHECK: scf.yield %[[PAIRS]]#0, %[[PAIRS]]#1, %[[PAIRS]]#2
+// CHECK: scf.yield %[[PAIRS]]#0, %[[PAIRS]]#1
+// CHECK: } {xhlo.parallel_loop}
 // CHECK: %[[RESULT:.*]] = stablehlo.reshape %[[SORTED]]#0 : (tensor<1x5xf32>) -> tensor<5xf32>
 // CHECK: return %[[RESULT]]
 // CHECK-NOT: stablehlo.sort
@@ -54,7 +56,7 @@ func.func @one_operand(%x: tensor<5xf32>) -> tensor<5xf32> {
 // CHECK-SAME: %[[K:[a-zA-Z0-9_]+]]: tensor<4x3xi32>, %[[V:[a-zA-Z0-9_]+]]: tensor<4x3xf32>
 // CHECK: %[[KT:.*]] = stablehlo.transpose %[[K]], dims = [1, 0] : (tensor<4x3xi32>) -> tensor<3x4xi32>
 // CHECK: %[[VT:.*]] = stablehlo.transpose %[[V]], dims = [1, 0] : (tensor<4x3xf32>) -> tensor<3x4xf32>
-// CHECK: %[[SORTED:.*]]:5 = scf.for
+// CHECK: %[[SORTED:.*]]:4 = scf.for
 // CHECK: %[[K1:.*]] = tensor.extract_slice %[[KT]]
 // CHECK: %[[K2:.*]] = tensor.extract_slice %[[KT]]
 // CHECK: %[[V1:.*]] = tensor.extract_slice %[[VT]]
@@ -168,7 +170,8 @@ func.func @top_four_of_sixty_four(%x: tensor<3x64xf32>) -> tensor<3x4xf32> {
 // them (ties go by position), the first k copied, then one loop over the three
 // phases (64 heapify steps, 896 scanned elements, 127 drain steps: 1087), each step
 // under an scf.if a sift-down (a loop over the heap's 7 levels) after the root is
-// replaced (scan) or swapped out (drain). No scf.while (the insertion's shifts).
+// replaced (scan) or swapped out (drain). No scf.while (the insertion's shifts). The
+// rows run on the thread pool.
 // CHECK-LABEL: func.func @top_128_of_1024
 // CHECK: tensor.empty() : tensor<2x128xindex>
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c128 step
@@ -177,6 +180,7 @@ func.func @top_four_of_sixty_four(%x: tensor<3x64xf32>) -> tensor<3x4xf32> {
 // CHECK: scf.if
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c7 step
 // CHECK-NOT: scf.while
+// CHECK: } {xhlo.parallel_loop}
 // CHECK-NOT: stablehlo.sort
 // CHECK: return %{{.*}} : tensor<2x128xf32>
 func.func @top_128_of_1024(%x: tensor<2x1024xf32>) -> tensor<2x128xf32> {
