@@ -100,10 +100,10 @@ def _parallel_loop(count: int, body) -> None:
         scf.yield_([])
 
 
-def _split(index: ir.Value, chunks: int) -> tuple[ir.Value, ir.Value]:
-    """(index // chunks, index % chunks): the chunk varies fastest."""
+def _split(index: ir.Value, chunks: int) -> tuple[ir.Value, ir.Value | None]:
+    """(index // chunks, index % chunks): the chunk varies fastest (None: one chunk)."""
     if chunks == 1:
-        return index, index_constant(0)
+        return index, None
     return arith.divui(index, index_constant(chunks)), arith.remui(index, index_constant(chunks))
 
 
@@ -154,22 +154,22 @@ class _Emitter:
         """Every output pixel's ``chunks`` chunks of ``vectors`` vectors of features from
         ``first_feature`` on, one kernel for all chunks."""
         c = self.conv
-        n, oh, ow, f = c.out_shape
+        n, oh, ow, _ = c.out_shape
         block = block_pixels(vectors, ow, self.accumulators, self.max_pixels)
         full, tail = divmod(ow, block)
         # a last partial block of a zero-started output overlaps the one before (its
         # pixels are computed twice, stored alike): one copy of the kernel, not two
         overlap = bool(tail) and c.zero_start
 
-        def features(chunk: ir.Value) -> list[ir.Value]:
+        def features(chunk: ir.Value | None) -> list[ir.Value]:
             """The first feature of each of the chunk's vectors."""
-            if chunks == 1:
+            if chunk is None:
                 return [index_constant(first_feature + v * _LANES) for v in range(vectors)]
             start = _mul(chunk, vectors * _LANES)
             offsets = (first_feature + v * _LANES for v in range(vectors))
             return [_add(start, index_constant(offset)) if offset else start for offset in offsets]
 
-        def full_block(row: ir.Value, first_pixel: ir.Value, chunk: ir.Value) -> None:
+        def full_block(row: ir.Value, first_pixel: ir.Value, chunk: ir.Value | None) -> None:
             if overlap:
                 first_pixel = arith.minui(first_pixel, index_constant(ow - block))
             self._block(*_image_and_row(c, row), first_pixel, block, features(chunk))
