@@ -131,6 +131,8 @@ STAGES: tuple[Stage, ...] = (
             "canonicalize",
             # masks between ops as bytes: LLVM packs i1 vectors into bits
             "xhlo-widen-bool-tensors",
+            # a softmax's max, exponentials, sum and division: one loop over rows
+            "xhlo-fuse-row-reductions",
             # no cse before bufferization: merged tensor.empty ops share one buffer;
             # no canonicalize after it: its cleanup ends with the canonicalization patterns
             "xhlo-vectorize",

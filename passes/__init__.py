@@ -36,6 +36,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-lower-fft": "lower_fft:LowerFft",
     "xhlo-clone-cheap-producers": "clone_cheap_producers:CloneCheapProducers",
     "xhlo-fuse-producers-into-extracts": "fuse_producers_into_extracts:FuseProducersIntoExtracts",
+    "xhlo-fuse-row-reductions": "fuse_row_reductions:FuseRowReductions",
     "xhlo-merge-identical-bodies": "merge_identical_bodies:MergeIdenticalBodies",
     "xhlo-scalar-transfer-reads": "scalar_transfer_reads:ScalarTransferReads",
     "xhlo-unroll-strided-transfers": "unroll_strided_transfers:UnrollStridedTransfers",

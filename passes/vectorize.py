@@ -136,11 +136,11 @@ class TilePlan:
                  (f"%tiled, {names} = transform.structured.tile_using_for %op "
                   f"tile_sizes {list(self.tile_sizes)} : (!transform.any_op) -> ({types})"),
                  *self._annotate_parallel_loops()]
-        return _sequence("\n    ".join(lines))
+        return transform_sequence("\n    ".join(lines))
 
     def vectorize_script(self, tag: int) -> str:
         sizes = f" vector_sizes {list(self.vector_sizes)}" if self.vector_sizes else ""
-        return _sequence(
+        return transform_sequence(
             f"{_match_target(tag)}\n"
             f"    transform.structured.vectorize %op{sizes} {{vectorize_nd_extract}} : !transform.any_op")
 
@@ -191,7 +191,7 @@ class TilePlan:
             lines.append("transform.structured.vectorize %fill : !transform.any_op")
         else:
             lines.append(f"transform.structured.vectorize {handle}{sizes} {{vectorize_nd_extract}} : !transform.any_op")
-        return _sequence("\n    ".join(lines))
+        return transform_sequence("\n    ".join(lines))
 
 
 def _match_target(tag: int) -> str:
@@ -200,7 +200,7 @@ def _match_target(tag: int) -> str:
             ": (!transform.any_op) -> !transform.any_op")
 
 
-def _sequence(body: str) -> str:
+def transform_sequence(body: str) -> str:
     return (
         "module attributes {transform.with_named_sequence} {\n"
         "  transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
@@ -515,7 +515,7 @@ def _linalg_ops(module: ir.Operation) -> list[ir.Operation]:
     return found
 
 
-def _apply(module: ir.Operation, script: str) -> bool:
+def apply_transform(module: ir.Operation, script: str) -> bool:
     """Run a transform script on ``module``; False (and no diagnostics printed) if it fails."""
     from torch_mlir.dialects.transform import interpreter
 
@@ -610,7 +610,7 @@ def _hoist_out_of_inner_tile_loops(module: ir.Operation) -> None:
         return
     for loop in inner:
         loop.attributes[_HOIST_FROM] = ir.UnitAttr.get()
-    _apply(module, _sequence(
+    apply_transform(module, transform_sequence(
         f"%inner = transform.structured.match attributes{{{_HOIST_FROM}}} in %root "
         ": (!transform.any_op) -> !transform.any_op\n"
         "    transform.apply_licm to %inner : !transform.any_op"))
@@ -667,17 +667,17 @@ class Vectorize(ModulePass):
             scripted = True
             if gather:  # tile, hoist the row lookup out of the tile, then vectorize
                 scope = op.parent  # which tiling keeps: the tiles are found below it
-                if _apply(scope, plan.tile_script(number)):
+                if apply_transform(scope, plan.tile_script(number)):
                     for tiled in _tagged(scope, tag):
                         _hoist_tile_invariants(tiled)
-                    _apply(scope, plan.vectorize_script(number))
+                    apply_transform(scope, plan.vectorize_script(number))
             else:
                 # the op itself is the script's payload root: its match walks the op, not the
                 # function around it (once per op, that was quadratic in the function's size)
-                _apply(op, plan.script(number))
+                apply_transform(op, plan.script(number))
         self._untag(module)
         if scripted:  # nothing to clean up otherwise (conv2d: 1.9 ms of pattern sets saved)
-            _apply(module, _sequence(_cleanup_and_hoist(_loop_depth(module))))
+            apply_transform(module, transform_sequence(_cleanup_and_hoist(_loop_depth(module))))
             _hoist_out_of_inner_tile_loops(module)
 
     @staticmethod
@@ -687,7 +687,7 @@ class Vectorize(ModulePass):
         for op in named:
             op.attributes[TARGET] = ir.UnitAttr.get()
         if named:
-            _apply(module, _sequence(
+            apply_transform(module, transform_sequence(
                 f"%ops = transform.structured.match attributes{{{TARGET}}} in %root "
                 ": (!transform.any_op) -> !transform.any_op\n"
                 "    transform.structured.generalize %ops : (!transform.any_op) -> !transform.any_op"))
