@@ -189,6 +189,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-unroll-strided-transfers",
             # masked reads of one non-unit dim: 1-D reads (convert-vector-to-scf mistypes their masks)
             "xhlo-squeeze-masked-transfer-reads",
+            # an embedding lookup's rows are random: ask for later iterations' rows early
+            "xhlo-prefetch-gathered-rows",
             "convert-vector-to-scf",
             # large loops xhlo-vectorize marked write-disjoint -> the xhlo_parallel_for thread pool
             "xhlo-parallelize-loops",

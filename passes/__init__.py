@@ -39,6 +39,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-fuse-row-reductions": "fuse_row_reductions:FuseRowReductions",
     "xhlo-merge-identical-bodies": "merge_identical_bodies:MergeIdenticalBodies",
     "xhlo-scalar-transfer-reads": "scalar_transfer_reads:ScalarTransferReads",
+    "xhlo-prefetch-gathered-rows": "prefetch_gathered_rows:PrefetchGatheredRows",
     "xhlo-unroll-strided-transfers": "unroll_strided_transfers:UnrollStridedTransfers",
     "xhlo-unroll-short-loops": "unroll_short_loops:UnrollShortLoops",
     "xhlo-widen-half-floats": "widen_half_floats:WidenHalfFloats",
