@@ -125,6 +125,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-clone-cheap-producers",
             # a gather's operand computed where the gather reads it
             "xhlo-fuse-producers-into-extracts",
+            # unit dims (JAX's keepdims=True) dropped: a reshape between two ops stops their fusion
+            "func.func(linalg-fold-unit-extent-dims)",
             "func.func(linalg-fuse-elementwise-ops)",
             # again: fusion folds reshapes next to a contraction back into a generic
             "xhlo-prepare-gemms",

@@ -346,6 +346,33 @@ def _combiners_recognized(op: ir.Operation, n_inputs: int) -> bool:
     return True
 
 
+def _subtractions_as_sums(op: ir.Operation, n_inputs: int) -> None:
+    """``yield out - x`` becomes ``yield out + (-x)``: a reduction of negated values.
+
+    Fusion folds a negation into the reduction that consumes it, and the arith
+    canonicalizer writes ``out + (-x)`` as ``out - x``; no reduction kind is a
+    subtraction, so such a reduction (a layer norm's gradient has two per row)
+    stayed a scalar loop carrying its sum through memory. ``a - x == a + (-x)``
+    exactly, in floats and in wrapping integers."""
+    block = op.regions[0].blocks[0]
+    terminator = block.operations[len(block.operations) - 1]
+    for i, yielded in enumerate(terminator.operands):
+        producer = yielded.owner
+        producer = producer.operation if hasattr(producer, "operation") else producer
+        out_arg = block.arguments[n_inputs + i]
+        if not isinstance(producer, ir.Operation) or producer.name not in ("arith.subf", "arith.subi") \
+                or producer.operands[0] != out_arg or producer.operands[1] == out_arg:
+            continue
+        with ir.InsertionPoint(producer), producer.location:
+            x = producer.operands[1]
+            if producer.name == "arith.subf":
+                total = arith.addf(out_arg, arith.negf(x))
+            else:
+                total = arith.addi(out_arg, arith.subi(arith.constant(x.type, 0), x))
+        producer.results[0].replace_all_uses_with(total)
+        producer.erase()
+
+
 def _choose_vector_loop(
     maps: list[ir.AffineMap], shapes: list[tuple[int, ...]], parallel: list[bool], allowed: list[bool],
     ranges: list[int],
@@ -407,6 +434,8 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int,
             and not _uses_indices(op):
         return dataclasses.replace(_parallel_plan([math.prod(ranges)], 0, width, flatten=True),
                                    parallel_dims=(True,))
+    if not all(parallel):
+        _subtractions_as_sums(op, n_inputs)
     reducible = all(parallel) or _combiners_recognized(op, n_inputs)
     d = _choose_vector_loop(maps, shapes, parallel, [p or reducible for p in parallel], ranges)
     if d is None or ranges[d] == 1:

@@ -139,3 +139,27 @@ def test_a_column_softmax_is_left_unfused():
     e = np.exp(x)
     np.testing.assert_allclose(exe(x), e / e.sum(axis=0), rtol=2e-6, atol=1e-8)
     assert _top_level_loops(exe) > 1
+
+
+def _layer_norm(x, g):
+    import jax.numpy as jnp
+    from jax import lax
+
+    centred = x - x.mean(-1, keepdims=True)  # keepdims: [rows, 1] broadcasts, reshapes in between
+    return centred * lax.rsqrt(x.var(-1, keepdims=True) + 1e-5) * g
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_jax_layer_norm_and_its_gradient_are_one_row_loop(grad):
+    """JAX's keepdims reductions leave unit dimensions that linalg-fold-unit-extent-dims
+    drops; the gradient's sums of negated terms vectorize along the row."""
+    import jax
+    from jax import export
+
+    fn = jax.grad(lambda x, g: _layer_norm(x, g).sum()) if grad else _layer_norm
+    x = RNG.standard_normal((512, 1024)).astype(np.float32)
+    g = RNG.standard_normal(1024).astype(np.float32)
+    exe = xhlo.compile(export.export(jax.jit(fn))(x, g).mlir_module(), cache=False, keep_ir=True)
+    np.testing.assert_allclose(exe(x, g), np.asarray(jax.jit(fn)(x, g)), rtol=1e-4, atol=1e-4)
+    assert _top_level_loops(exe) == 1
+    assert '"reduction"' not in exe.ir("xhlo-fuse-and-vectorize")  # no reduction left scalar

@@ -96,6 +96,24 @@ def test_integer_sum_is_exact():
     assert vectorized(exe)
 
 
+@pytest.mark.parametrize("rows", [64, 1])
+@pytest.mark.parametrize("elem, dtype", [("f32", np.float32), ("i32", np.int32)])
+def test_sums_of_negated_values_vectorize_along_the_row(elem, dtype, rows):
+    """Fusion and canonicalization make ``reduce(add, -x)`` a body ``out - x``: still a sum
+    split into vectors of partial sums along the row (one row: no other loop to vectorize)."""
+    t, r, s = _t((rows, 1000), elem), _t((rows,), elem), _t([], elem)
+    src = f"""func.func @main(%a: {t}, %init: {s}) -> {r} {{
+  %n = stablehlo.negate %a : {t}
+  %0 = stablehlo.reduce(%n init: %init) applies stablehlo.add across dimensions = [1] : ({t}, {s}) -> {r}
+  return %0 : {r}
+}}"""
+    a = RNG.integers(-1000, 1000, (rows, 1000)).astype(dtype)
+    init = np.array(7, dtype)
+    exe = xhlo.compile(src, cache=False, keep_ir=True)
+    np.testing.assert_array_equal(exe(a, init), (init - a.astype(np.int64).sum(axis=1)).astype(dtype))
+    assert '"reduction"' not in exe.ir(STAGE) and "vector.multi_reduction <add>" in exe.ir(STAGE)
+
+
 def test_softmax_rows():
     shape = (64, 300)
     src = softmax_module(*shape)

@@ -50,6 +50,27 @@ func.func @row_sum(%a: tensor<8x1024xf32>, %init: tensor<8xf32>) -> tensor<8xf32
 
 // -----
 
+// A reduction subtracting from its accumulator (a negation fused into a sum) is a sum
+// of negated values: vectorized like any sum (partial differences from zero, added to
+// the output at the end), not left a scalar loop.
+// CHECK-LABEL: func.func @row_difference
+// CHECK: %[[PARTIAL:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<64xf32>)
+// CHECK: %[[X:.*]] = vector.transfer_read {{.*}} : tensor<1x64xf32>, vector<64xf32>
+// CHECK: %[[DIFF:.*]] = arith.subf %[[ACC]], %[[X]] : vector<64xf32>
+// CHECK: scf.yield %[[DIFF]] : vector<64xf32>
+// CHECK: vector.multi_reduction <add>, %{{.*}}, %{{.*}} [1] : vector<1x64xf32> to vector<1xf32>
+// CHECK-NOT: linalg.generic
+func.func @row_difference(%a: tensor<8x1024xf32>, %init: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%a : tensor<8x1024xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %d = arith.subf %acc, %x : f32
+    linalg.yield %d : f32
+  } -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
 // A reduction across rows vectorizes the parallel (contiguous) loop instead: the
 // whole row of 48 is one vector accumulated in registers over the 100 rows.
 // CHECK-LABEL: func.func @column_sum
