@@ -10,8 +10,9 @@ add latency), and the linalg vectorizer turns each tile into vector ops.
 
 * Reductions along the vector loop keep a vector of partial results folded at
   the end (``tile_reduction_using_for``): that reassociates the reduction,
-  which StableHLO allows (the order of ``reduce`` is unspecified). Reductions
-  whose body is not one recognizable combiner (argmax's pair of selects) are
+  which StableHLO allows (the order of ``reduce`` is unspecified); a body
+  ``out - x`` (a fused negation) is first written as the sum ``out + (-x)``.
+  Reductions whose body is not one recognizable combiner (argmax's pair of selects) are
   vectorized along a parallel loop instead (the tile's one-long reduction loop
   folded away, as a window op's), or left alone.
 * Window accesses (``x[oh + kh]``: convolutions, pooling, im2col) are tiled,
@@ -346,7 +347,7 @@ def _combiners_recognized(op: ir.Operation, n_inputs: int) -> bool:
     return True
 
 
-def _subtractions_as_sums(op: ir.Operation, n_inputs: int) -> None:
+def _subtractions_as_sums(op: ir.Operation) -> None:
     """``yield out - x`` becomes ``yield out + (-x)``: a reduction of negated values.
 
     Fusion folds a negation into the reduction that consumes it, and the arith
@@ -354,6 +355,9 @@ def _subtractions_as_sums(op: ir.Operation, n_inputs: int) -> None:
     subtraction, so such a reduction (a layer norm's gradient has two per row)
     stayed a scalar loop carrying its sum through memory. ``a - x == a + (-x)``
     exactly, in floats and in wrapping integers."""
+    if all("parallel" in str(kind) for kind in op.attributes["iterator_types"]):
+        return
+    n_inputs = len(op.operands) - len(op.results)
     block = op.regions[0].blocks[0]
     terminator = block.operations[len(block.operations) - 1]
     for i, yielded in enumerate(terminator.operands):
@@ -434,8 +438,6 @@ def plan_for(op: ir.Operation, vector_bits: int, reduction_vectors: int,
             and not _uses_indices(op):
         return dataclasses.replace(_parallel_plan([math.prod(ranges)], 0, width, flatten=True),
                                    parallel_dims=(True,))
-    if not all(parallel):
-        _subtractions_as_sums(op, n_inputs)
     reducible = all(parallel) or _combiners_recognized(op, n_inputs)
     d = _choose_vector_loop(maps, shapes, parallel, [p or reducible for p in parallel], ranges)
     if d is None or ranges[d] == 1:
@@ -685,6 +687,7 @@ class Vectorize(ModulePass):
         for number, op in enumerate(_linalg_ops(module)):
             if op.name != "linalg.generic":
                 continue
+            _subtractions_as_sums(op)
             plan = plan_for(op, self.vector_bits, self.reduction_vectors, self.masked_reductions)
             if plan is None:
                 continue
