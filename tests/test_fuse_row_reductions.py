@@ -28,15 +28,17 @@ def _softmax(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return e / e.sum(axis=axes, keepdims=True)
 
 
-def _softmax_over_trailing(shape: tuple[int, ...], reduced: int) -> str:
-    """Softmax over the last ``reduced`` dimensions of a tensor of ``shape``."""
+def _softmax_over_trailing(shape: tuple[int, ...], reduced: int, also_max: bool = False) -> str:
+    """Softmax over the last ``reduced`` dimensions of a tensor of ``shape`` (and the
+    maxima as a second result)."""
     kept = len(shape) - reduced
     t = f"tensor<{'x'.join(map(str, shape))}xf32>"
     r = f"tensor<{'x'.join(map(str, shape[:kept]))}xf32>"
     dims = ", ".join(str(d) for d in range(kept, len(shape)))
     keep = ", ".join(str(d) for d in range(kept))
+    results, values = (f"{t}, {r}", "%y, %m") if also_max else (t, "%y")
     return f"""
-func.func @main(%x: {t}) -> {t} {{
+func.func @main(%x: {t}) -> ({results}) {{
   %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
   %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [{dims}] : ({t}, tensor<f32>) -> {r}
@@ -46,7 +48,7 @@ func.func @main(%x: {t}) -> {t} {{
   %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [{dims}] : ({t}, tensor<f32>) -> {r}
   %sb = stablehlo.broadcast_in_dim %s, dims = [{keep}] : ({r}) -> {t}
   %y = stablehlo.divide %e, %sb : {t}
-  return %y : {t}
+  return {values} : {results}
 }}"""
 
 
@@ -59,56 +61,11 @@ def test_softmax_is_one_row_loop(shape, reduced):
     assert _top_level_loops(exe) == 1
 
 
-LAYER_NORM = """func.func @main(%x: tensor<128x768xf32>, %g: tensor<768xf32>) -> tensor<128x768xf32> {
-  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %n = stablehlo.constant dense<768.0> : tensor<128xf32>
-  %eps = stablehlo.constant dense<1.0e-5> : tensor<128xf32>
-  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<128x768xf32>, tensor<f32>) -> tensor<128xf32>
-  %mean = stablehlo.divide %sum, %n : tensor<128xf32>
-  %mb = stablehlo.broadcast_in_dim %mean, dims = [0] : (tensor<128xf32>) -> tensor<128x768xf32>
-  %c = stablehlo.subtract %x, %mb : tensor<128x768xf32>
-  %sq = stablehlo.multiply %c, %c : tensor<128x768xf32>
-  %ss = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<128x768xf32>, tensor<f32>) -> tensor<128xf32>
-  %var = stablehlo.divide %ss, %n : tensor<128xf32>
-  %ve = stablehlo.add %var, %eps : tensor<128xf32>
-  %r = stablehlo.rsqrt %ve : tensor<128xf32>
-  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<128xf32>) -> tensor<128x768xf32>
-  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : (tensor<768xf32>) -> tensor<128x768xf32>
-  %y0 = stablehlo.multiply %c, %rb : tensor<128x768xf32>
-  %y = stablehlo.multiply %y0, %gb : tensor<128x768xf32>
-  return %y : tensor<128x768xf32>
-}"""
-
-
-def test_layer_norm_is_one_row_loop():
-    x = RNG.standard_normal((128, 768)).astype(np.float32) + 3
-    g = RNG.standard_normal(768).astype(np.float32)
-    exe = xhlo.compile(LAYER_NORM, cache=False)
-    c = x - x.mean(axis=1, keepdims=True)
-    expected = c / np.sqrt((c * c).mean(axis=1, keepdims=True) + 1e-5) * g
-    np.testing.assert_allclose(exe(x, g), expected, rtol=2e-5, atol=2e-5)
-    assert _top_level_loops(exe) == 1
-
-
-# The row maxima are a result too: the max stays outside the row loop (computed once),
-# the sum and the division still fuse.
-SOFTMAX_AND_MAX = """func.func @main(%x: tensor<32x1024xf32>) -> (tensor<32x1024xf32>, tensor<32xf32>) {
-  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<32x1024xf32>, tensor<f32>) -> tensor<32xf32>
-  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<32xf32>) -> tensor<32x1024xf32>
-  %d = stablehlo.subtract %x, %mb : tensor<32x1024xf32>
-  %e = stablehlo.exponential %d : tensor<32x1024xf32>
-  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<32x1024xf32>, tensor<f32>) -> tensor<32xf32>
-  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<32xf32>) -> tensor<32x1024xf32>
-  %y = stablehlo.divide %e, %sb : tensor<32x1024xf32>
-  return %y, %m : tensor<32x1024xf32>, tensor<32xf32>
-}"""
-
-
 def test_a_reduction_read_outside_the_chain_is_computed_once():
+    """The row maxima are a result too: the max stays outside the row loop (computed
+    once), the sum and the division still fuse."""
     x = RNG.standard_normal((32, 1024)).astype(np.float32)
-    exe = xhlo.compile(SOFTMAX_AND_MAX, cache=False)
+    exe = xhlo.compile(_softmax_over_trailing((32, 1024), 1, also_max=True), cache=False)
     y, m = exe(x)
     np.testing.assert_array_equal(m, x.max(axis=1))
     np.testing.assert_allclose(y, _softmax(x, (1,)), rtol=2e-6, atol=1e-7)
