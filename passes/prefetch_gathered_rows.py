@@ -77,8 +77,10 @@ def _gathered_table(row: ir.Value) -> ir.Value | None:
 
 
 def _contiguous_rows(table_type: ir.MemRefType) -> bool:
-    """Rank 2 or more, static row shape, each row one contiguous block."""
-    if table_type.rank < 2 or any(d < 0 for d in table_type.shape[1:]):
+    """Rank 2 or more, static row shape, elements of a bit width (not complex, not
+    index), each row one contiguous block."""
+    if table_type.rank < 2 or any(d < 0 for d in table_type.shape[1:]) \
+            or not isinstance(table_type.element_type, (ir.FloatType, ir.IntegerType)):
         return False
     strides, _ = table_type.get_strides_and_offset()
     expected = 1
@@ -101,6 +103,8 @@ class PrefetchGatheredRows(ModulePass):
     def run(self, module: ir.Operation) -> None:
         for loop in walk_ops(module, "scf.for"):
             iv = loop.regions[0].blocks[0].arguments[0]
+            if not isinstance(iv.type, ir.IndexType):
+                continue
             for load in walk_ops(loop, "memref.load"):
                 indices = list(load.operands[1:])
                 if load.parent.operation != loop or iv not in indices or any(

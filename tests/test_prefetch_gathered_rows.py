@@ -47,3 +47,11 @@ def test_short_rows_are_not_prefetched():
     exe = _compile(lambda t, i: t[i], table, ids)
     np.testing.assert_array_equal(exe(table, ids), table[ids])
     assert _prefetches(exe) == 0
+
+
+def test_complex_rows_are_copied_exactly():
+    """A lookup of complex rows (the pass only counts lines of float and integer rows)."""
+    table = (RNG.standard_normal((2048, 256)) + 1j * RNG.standard_normal((2048, 256))).astype(np.complex64)
+    ids = RNG.integers(0, 2048, 512, dtype=np.int32)
+    exe = _compile(lambda t, i: t[i], table, ids)
+    np.testing.assert_array_equal(exe(table, ids), table[ids])
