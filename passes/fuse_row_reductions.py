@@ -29,6 +29,7 @@ better across rows than within a short one.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import math
 
 from xhlo._mlir import ir
@@ -51,10 +52,11 @@ class FuseRowReductions(ModulePass):
         claimed: set[ir.Operation] = set()
         chains = []
         ops = [op for op in walk_ops(module, ("linalg.generic", "linalg.fill")) if BLAS_TAG not in op.attributes]
+        position = {op: i for i, op in enumerate(ops)}  # pre-order: program order within a block
         for root in reversed(ops):
             if root in claimed or not _is_elementwise(root):
                 continue
-            chain = _chain(root)
+            chain = _chain(root, position)
             if chain is None or math.prod(_static_shape(root)[chain[0]:]) < self.min_row_elements:
                 continue
             claimed.update(chain[1])
@@ -121,50 +123,49 @@ def _joins(producer: ir.Operation, members: set[ir.Operation], rows: int) -> boo
     result = producer.results[0]
     if not isinstance(result.type, ir.RankedTensorType) or not ir.RankedTensorType(result.type).has_static_shape:
         return False
-    uses = list(result.uses)
-    for use in uses:
-        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+    for use in result.uses:
+        user = use.owner.operation
         if user not in members or _leading_parallel(user) < rows:
             return False
         if not _indexes_rows(indexing_maps(user)[use.operand_number], rows):
             return False
-    return bool(uses)
+    return True
 
 
-def _chain(root: ir.Operation) -> tuple[int, list[ir.Operation]] | None:
+def _chain(root: ir.Operation, position: dict[ir.Operation, int]) -> tuple[int, list[ir.Operation]] | None:
     """(rows, producers in program order) of the chain ending at ``root``, None when it
-    holds no row reduction."""
-    rows = None
-    for producer in _producers(root):
-        rows = _row_reduction(producer)
-        if rows is not None:
-            break
-    if rows is None or rows >= len(_static_shape(root)):
-        return None
-    members = {root}
-    block_ops = _ops_before(root)
-    for op in reversed(block_ops):
-        if op.name in ("linalg.generic", "linalg.fill") and BLAS_TAG not in op.attributes \
-                and _joins(op, members, rows):
-            members.add(op)
-    producers = [op for op in block_ops if op in members]
-    if not any(_row_reduction(op) == rows for op in producers):
-        return None
-    return rows, producers
+    holds no row reduction. The rows are tried from the most leading loops down."""
+    for rows in range(len(_static_shape(root)) - 1, 0, -1):
+        producers = _members(root, rows, position)
+        if any(_row_reduction(op) == rows for op in producers):
+            return rows, producers
+    return None
 
 
-def _producers(root: ir.Operation) -> list[ir.Operation]:
-    """The linalg ops of the root's block before it, nearest first."""
-    return [op for op in reversed(_ops_before(root)) if op.name == "linalg.generic"]
+def _members(root: ir.Operation, rows: int, position: dict[ir.Operation, int]) -> list[ir.Operation]:
+    """The producers that join ``root``'s chain of ``rows``, in program order.
 
+    Walked back from the root through operands, latest op first: when an op is
+    reached, every user it has in the block comes after it and has been decided,
+    so only the chain and the ops it reads are visited."""
+    members, pending, seen = {root}, [], set()
 
-def _ops_before(root: ir.Operation) -> list[ir.Operation]:
-    found = []
-    for op in root.block.operations:
-        if op.operation == root:
-            break
-        found.append(op.operation)
-    return found
+    def reach(op: ir.Operation) -> None:
+        for value in op.operands:
+            owner = value.owner
+            producer = None if isinstance(owner, ir.Block) else owner.operation
+            if producer in position and producer not in seen and producer.block == root.block:
+                seen.add(producer)
+                heapq.heappush(pending, (-position[producer], id(producer), producer))
+
+    reach(root)
+    while pending:
+        producer = heapq.heappop(pending)[2]
+        if _joins(producer, members, rows):
+            members.add(producer)
+            reach(producer)
+    members.discard(root)
+    return sorted(members, key=position.__getitem__)
 
 
 def _fusion_script(chains: list[tuple[ir.Operation, int, list[ir.Operation]]]) -> list[str]:

@@ -34,11 +34,6 @@ _INDEX_MATH = frozenset({"arith.index_cast", "arith.index_castui", "arith.extsi"
                          "arith.cmpi", "arith.select"})
 
 
-def _owner(use) -> ir.Operation:
-    owner = use.owner
-    return owner.operation if hasattr(owner, "operation") else owner
-
-
 def _outside(value: ir.Value, loop: ir.Operation) -> bool:
     """Defined above the loop: not by an op in it, not an argument of one of its blocks."""
     owner = value.owner
@@ -55,7 +50,7 @@ def _index_chain(load: ir.Operation, loop: ir.Operation) -> list[ir.Operation]:
     defined outside the loop."""
     chain = [load]
     while True:
-        users = [_owner(u) for u in chain[-1].results[0].uses]
+        users = [u.owner.operation for u in chain[-1].results[0].uses]
         if len(users) != 1 or users[0].name not in _INDEX_MATH or len(users[0].results) != 1:
             return chain
         user = users[0]
@@ -67,7 +62,7 @@ def _index_chain(load: ir.Operation, loop: ir.Operation) -> list[ir.Operation]:
 def _gathered_table(row: ir.Value) -> ir.Value | None:
     """The row-major memref whose rows are read at index ``row`` (its first index)."""
     for use in row.uses:
-        reader = _owner(use)
+        reader = use.owner.operation
         if reader.name not in ("vector.transfer_read", "memref.load") or use.operand_number != 1:
             continue
         table = reader.operands[0]
@@ -101,19 +96,18 @@ class PrefetchGatheredRows(ModulePass):
     min_row_bytes: int = 256  # shorter rows: neighbours share lines, the loop is not latency-bound
 
     def run(self, module: ir.Operation) -> None:
-        for loop in walk_ops(module, "scf.for"):
-            iv = loop.regions[0].blocks[0].arguments[0]
-            if not isinstance(iv.type, ir.IndexType):
+        for load in walk_ops(module, "memref.load"):
+            loop = load.parent.operation
+            if loop.name != "scf.for" or not isinstance(loop.regions[0].blocks[0].arguments[0].type, ir.IndexType):
                 continue
-            for load in walk_ops(loop, "memref.load"):
-                indices = list(load.operands[1:])
-                if load.parent.operation != loop or iv not in indices or any(
-                        v != iv and not _outside(v, loop) for v in indices):
-                    continue
-                chain = _index_chain(load, loop)
-                table = _gathered_table(chain[-1].results[0]) if len(chain) > 1 else None
-                if table is not None:
-                    self._prefetch(loop, chain, table)
+            iv = loop.regions[0].blocks[0].arguments[0]
+            indices = list(load.operands[1:])
+            if iv not in indices or any(v != iv and not _outside(v, loop) for v in indices):
+                continue
+            chain = _index_chain(load, loop)
+            table = _gathered_table(chain[-1].results[0]) if len(chain) > 1 else None
+            if table is not None:
+                self._prefetch(loop, chain, table)
 
     def _prefetch(self, loop: ir.Operation, chain: list[ir.Operation], table: ir.Value) -> None:
         table_type = ir.MemRefType(table.type)

@@ -329,17 +329,23 @@ def _uses_indices(op: ir.Operation) -> bool:
                for inner in op.regions[0].blocks[0].operations)
 
 
-def _combiners_recognized(op: ir.Operation, n_inputs: int) -> bool:
-    """Every output is ``yield combiner(out_arg, x)``, with out_arg used only there."""
+def _yields(op: ir.Operation, n_inputs: int) -> list[tuple[ir.Value, ir.Operation | None]]:
+    """Per output of a linalg op's body: (its block argument, the op computing what it
+    yields; None when a block argument is yielded as it is)."""
     block = op.regions[0].blocks[0]
     terminator = block.operations[len(block.operations) - 1]
+    found = []
     for i, yielded in enumerate(terminator.operands):
-        producer = yielded.owner
-        if not isinstance(producer, ir.Operation) and hasattr(producer, "operation"):
-            producer = producer.operation
-        if not isinstance(producer, ir.Operation) or producer.name not in _COMBINERS:
+        owner = yielded.owner
+        found.append((block.arguments[n_inputs + i], None if isinstance(owner, ir.Block) else owner.operation))
+    return found
+
+
+def _combiners_recognized(op: ir.Operation, n_inputs: int) -> bool:
+    """Every output is ``yield combiner(out_arg, x)``, with out_arg used only there."""
+    for out_arg, producer in _yields(op, n_inputs):
+        if producer is None or producer.name not in _COMBINERS:
             return False
-        out_arg = block.arguments[n_inputs + i]
         if out_arg not in list(producer.operands):
             return False
         if sum(1 for _ in out_arg.uses) != 1:
@@ -357,14 +363,8 @@ def _subtractions_as_sums(op: ir.Operation) -> None:
     exactly, in floats and in wrapping integers."""
     if all("parallel" in str(kind) for kind in op.attributes["iterator_types"]):
         return
-    n_inputs = len(op.operands) - len(op.results)
-    block = op.regions[0].blocks[0]
-    terminator = block.operations[len(block.operations) - 1]
-    for i, yielded in enumerate(terminator.operands):
-        producer = yielded.owner
-        producer = producer.operation if hasattr(producer, "operation") else producer
-        out_arg = block.arguments[n_inputs + i]
-        if not isinstance(producer, ir.Operation) or producer.name not in ("arith.subf", "arith.subi") \
+    for out_arg, producer in _yields(op, len(op.operands) - len(op.results)):
+        if producer is None or producer.name not in ("arith.subf", "arith.subi") \
                 or producer.operands[0] != out_arg or producer.operands[1] == out_arg:
             continue
         with ir.InsertionPoint(producer), producer.location:
