@@ -130,6 +130,8 @@ STAGES: tuple[Stage, ...] = (
             "func.func(linalg-fuse-elementwise-ops)",
             # again: fusion folds reshapes next to a contraction back into a generic
             "xhlo-prepare-gemms",
+            # AVX512-BF16 hosts: bf16 products read their bf16 data (no f32 copies for sgemm)
+            "xhlo-bf16-gemm-operands",
             "canonicalize",
             # masks between ops as bytes: LLVM packs i1 vectors into bits
             "xhlo-widen-bool-tensors",
@@ -176,6 +178,8 @@ STAGES: tuple[Stage, ...] = (
         (
             # convolutions of few input channels: vector loops over the image (no im2col)
             "xhlo-lower-direct-convolutions",
+            # bf16 products: packed panels and vdpbf16ps loops (OpenBLAS has no sbgemm)
+            "xhlo-lower-bf16-gemms",
             # few rows: register-blocked vector loops (no packing, no BLAS threads)
             "xhlo-lower-small-gemms",
             "xhlo-gemm-to-blas",
@@ -228,7 +232,7 @@ STAGES: tuple[Stage, ...] = (
             "convert-math-to-libm",
             "convert-complex-to-llvm",
             # reductions may be reassociated: StableHLO leaves their order unspecified
-            "convert-vector-to-llvm{reassociate-fp-reductions}",
+            "convert-vector-to-llvm{reassociate-fp-reductions enable-x86}",
             "convert-index-to-llvm",
             "arith-expand",
             "convert-arith-to-llvm",

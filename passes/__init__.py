@@ -33,6 +33,8 @@ REGISTRY: dict[str, str] = {
     "xhlo-lower-select-and-scatter": "lower_select_and_scatter:LowerSelectAndScatter",
     "xhlo-fft-to-pocketfft": "fft_to_pocketfft:FftToPocketfft",
     "xhlo-lower-direct-convolutions": "lower_direct_convolutions:LowerDirectConvolutions",
+    "xhlo-bf16-gemm-operands": "bf16_gemm_operands:Bf16GemmOperands",
+    "xhlo-lower-bf16-gemms": "lower_bf16_gemms:LowerBf16Gemms",
     "xhlo-lower-fft": "lower_fft:LowerFft",
     "xhlo-clone-cheap-producers": "clone_cheap_producers:CloneCheapProducers",
     "xhlo-fuse-producers-into-extracts": "fuse_producers_into_extracts:FuseProducersIntoExtracts",

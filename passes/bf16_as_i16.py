@@ -47,6 +47,12 @@ _TYPED_ATTRIBUTES = {
 # ops whose bf16 results LLVM handles (folded constants; truncations of 8, 16, ... lanes):
 # they keep them, and their users read them as i16 through a bitcast
 _KEEPS_BF16 = frozenset({"llvm.fptrunc", "llvm.mlir.constant"})
+# intrinsics whose bf16 operands LLVM selects (vdpbf16ps, xhlo-lower-bf16-gemms): by operand index
+_BF16_INTRINSIC_OPERANDS = {"llvm.x86.avx512bf16.dpbf16ps.512": (1, 2)}
+
+
+def _intrinsic_name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["intrin"]).value
 
 
 def _has_bf16(t: ir.Type) -> bool:
@@ -149,12 +155,20 @@ class Bf16AsI16(ModulePass):
         if NO_BF16_ATTR in module.attributes:  # xhlo-bf16-conversions saw no bf16 data
             del module.attributes[NO_BF16_ATTR]
             return
-        casts = []
+        casts, bf16_intrinsics = [], []
         for op in walk_ops(module, None):
             _retype(op)
+            if op.name == "llvm.call_intrinsic" and _intrinsic_name(op) in _BF16_INTRINSIC_OPERANDS:
+                bf16_intrinsics.append(op)
             if op.name == "llvm.bitcast":
                 casts.append(op)
         for op in casts:  # bf16 <-> i16 casts are i16 -> i16 now
             if op.operands[0].type == op.results[0].type:
                 op.results[0].replace_all_uses_with(op.operands[0])
                 op.erase()
+        for op in bf16_intrinsics:  # they are handed the bits, as bf16 vectors
+            for index in _BF16_INTRINSIC_OPERANDS[_intrinsic_name(op)]:
+                bits = op.operands[index]
+                with ir.InsertionPoint(op), op.location:
+                    bf16_type = ir.Type.parse(str(bits.type).replace("i16", "bf16"), op.context)
+                    op.operands[index] = ir.Operation.create("llvm.bitcast", results=[bf16_type], operands=[bits]).result

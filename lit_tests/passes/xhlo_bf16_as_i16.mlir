@@ -57,3 +57,20 @@ llvm.func @nd_constants() -> !llvm.array<3 x vector<1xbf16>> {
   %1 = llvm.mlir.constant(dense<0x7F80> : vector<3x1xbf16>) : !llvm.array<3 x vector<1xbf16>>
   llvm.return %1 : !llvm.array<3 x vector<1xbf16>>
 }
+
+// -----
+
+// vdpbf16ps (xhlo-lower-bf16-gemms) takes bf16 vectors: it is handed the i16 bits
+// of its loaded operands as bf16 again.
+// CHECK-LABEL: llvm.func @bf16_dot
+// CHECK: %[[A:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<32xi16>
+// CHECK: %[[B:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<32xi16>
+// CHECK: %[[A16:.*]] = llvm.bitcast %[[A]] : vector<32xi16> to vector<32xbf16>
+// CHECK: %[[B16:.*]] = llvm.bitcast %[[B]] : vector<32xi16> to vector<32xbf16>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%{{.*}}, %[[A16]], %[[B16]]) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+llvm.func @bf16_dot(%acc: vector<16xf32>, %p: !llvm.ptr, %q: !llvm.ptr) -> vector<16xf32> {
+  %a = llvm.load %p : !llvm.ptr -> vector<32xbf16>
+  %b = llvm.load %q : !llvm.ptr -> vector<32xbf16>
+  %0 = llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%acc, %a, %b) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+  llvm.return %0 : vector<16xf32>
+}

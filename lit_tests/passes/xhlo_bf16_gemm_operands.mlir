@@ -1,0 +1,55 @@
+// RUN: xhlo-opt %s --xhlo-bf16-gemm-operands="avx512-bf16=true" --split-input-file | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-bf16-gemm-operands="avx512-bf16=false" --split-input-file | FileCheck %s --check-prefix=NOBF16
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// A tagged product of two f32 extensions of bf16 tensors reads the bf16 tensors;
+// its body extends them, and the conversions are left for canonicalize to drop.
+// CHECK-LABEL: func.func @widened_product
+// CHECK-SAME: (%[[A:.*]]: tensor<64x128xbf16>, %[[B:.*]]: tensor<128x32xbf16>
+// CHECK: %[[P:.*]] = linalg.contract indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] {xhlo.blas} ins(%[[A]], %[[B]] : tensor<64x128xbf16>, tensor<128x32xbf16>) outs(%{{.*}} : tensor<64x32xf32>)
+// CHECK: return %[[P]]
+// Without AVX512-BF16 nothing changes.
+// NOBF16-LABEL: func.func @widened_product
+// NOBF16: linalg.contract {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x128xf32>, tensor<128x32xf32>)
+func.func @widened_product(%a: tensor<64x128xbf16>, %b: tensor<128x32xbf16>, %c: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %ea = tensor.empty() : tensor<64x128xf32>
+  %a32 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<64x128xbf16>) outs(%ea : tensor<64x128xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %e = arith.extf %x : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<64x128xf32>
+  %eb = tensor.empty() : tensor<128x32xf32>
+  %b32 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<128x32xbf16>) outs(%eb : tensor<128x32xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %e = arith.extf %x : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<128x32xf32>
+  %p = linalg.contract indexing_maps = [#mk, #kn, #mn] {xhlo.blas} ins(%a32, %b32 : tensor<64x128xf32>, tensor<128x32xf32>) outs(%c : tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %p : tensor<64x32xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// A transposed rhs (x @ w.T) is left to sgemm, as are products of f32 data.
+// CHECK-LABEL: func.func @transposed_rhs
+// CHECK: linalg.contract {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x128xf32>, tensor<32x128xf32>)
+func.func @transposed_rhs(%a: tensor<64x128xf32>, %w: tensor<32x128xbf16>, %c: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %ew = tensor.empty() : tensor<32x128xf32>
+  %w32 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<32x128xbf16>) outs(%ew : tensor<32x128xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %e = arith.extf %x : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<32x128xf32>
+  %p = linalg.contract indexing_maps = [#mk, #nk, #mn] {xhlo.blas} ins(%a, %w32 : tensor<64x128xf32>, tensor<32x128xf32>) outs(%c : tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %p : tensor<64x32xf32>
+}

@@ -1,0 +1,99 @@
+"""xhlo-bf16-gemm-operands: BLAS-bound products of bf16 data read the bf16 data, on CPUs with AVX512-BF16.
+
+``xhlo-widen-low-precision-dot`` gives a bf16 x bf16 product XLA's semantics by
+converting both operands to f32, and ``sgemm`` multiplies the copies. Where the
+host has AVX512-BF16, ``xhlo-lower-bf16-gemms`` multiplies bf16 matrices
+itself at twice sgemm's rate, with no f32 copies. For a ``linalg.contract``
+tagged ``xhlo.blas`` with an f32 result whose inputs are both elementwise
+extensions of bf16 tensors (a ``linalg.generic`` yielding ``arith.extf`` of
+its one input), this pass makes the contraction read the bf16 tensors; a
+conversion nothing else reads is then dead. It does so only for the shapes
+that kernel takes: the lhs rows x inner and the rhs inner x cols (neither
+transposed), an even number of inner elements and whole 16-column vectors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from xhlo import host
+from xhlo._mlir import arith, ir, linalg
+
+from .base import ModulePass, defining_op, walk_ops
+from .lower_bf16_gemms import kernel_takes
+from .prepare_gemms import BLAS_TAG, _dims, classify
+
+
+def _bf16_source(value: ir.Value) -> ir.Value | None:
+    """The bf16 tensor ``value`` is the elementwise f32 extension of, or None."""
+    producer = defining_op(value)
+    if producer is None or producer.name != "linalg.generic" or len(producer.operands) != 2:
+        return None
+    maps = [ir.AffineMapAttr(m).value for m in producer.attributes["indexing_maps"]]
+    if not all(m.is_permutation and _dims(m) == list(range(m.n_dims)) for m in maps):
+        return None
+    body = [o.operation for o in producer.regions[0].blocks[0].operations]
+    if [o.name for o in body] != ["arith.extf", "linalg.yield"]:
+        return None
+    source = producer.operands[0]
+    if body[0].operands[0] != producer.regions[0].blocks[0].arguments[0] \
+            or str(ir.RankedTensorType(source.type).element_type) != "bf16":
+        return None
+    return source
+
+
+def _size(shape: list[int], dims: list[int], run: tuple[int, ...]) -> int:
+    size = 1
+    for d in run:
+        size *= shape[dims.index(d)]
+    return size
+
+
+@dataclasses.dataclass(frozen=True)
+class Bf16GemmOperands(ModulePass):
+    """Tagged f32 products of extended bf16 tensors read the bf16 tensors (AVX512-BF16 hosts)."""
+
+    NAME = "xhlo-bf16-gemm-operands"
+    avx512_bf16: bool = "avx512_bf16" in host.cpu_flags()  # the host has vdpbf16ps
+
+    def run(self, module: ir.Operation) -> None:
+        if not self.avx512_bf16:
+            return
+        for op in walk_ops(module, "linalg.contract"):
+            if BLAS_TAG in op.attributes and all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
+                self._rewrite(op)
+
+    @staticmethod
+    def _rewrite(op: ir.Operation) -> None:
+        out_type = ir.RankedTensorType(op.operands[2].type)
+        sources = [_bf16_source(v) for v in op.operands[:2]]
+        if str(out_type.element_type) != "f32" or any(s is None for s in sources) or not out_type.has_static_shape:
+            return
+        dims = [_dims(ir.AffineMapAttr(m).value) for m in op.attributes["indexing_maps"]]
+        if any(d is None for d in dims):
+            return
+        shape = classify(*dims, n_loops=ir.AffineMapAttr(op.attributes["indexing_maps"][0]).value.n_dims)
+        if shape is None or shape.lhs_transposed or shape.rhs_transposed:
+            return
+        lhs_shape = ir.RankedTensorType(op.operands[shape.lhs].type).shape
+        rows = _size(lhs_shape, dims[shape.lhs], shape.rows)
+        inner = _size(lhs_shape, dims[shape.lhs], shape.inner)
+        cols = _size(out_type.shape, dims[2], shape.cols)
+        if kernel_takes(rows, cols, inner):
+            _contract_of(op, sources)
+
+
+def _contract_of(op: ir.Operation, sources: list[ir.Value]) -> None:
+    """Replace ``op`` by the same contraction of ``sources`` (its body extends them to f32)."""
+    init = op.operands[2]
+    attributes = {name: op.attributes[name] for name in op.attributes}
+    with ir.InsertionPoint(op), op.location:
+        new = ir.Operation.create("linalg.contract", results=[init.type], operands=[*sources, init],
+                                  attributes=attributes, regions=1)
+        f32 = ir.F32Type.get()
+        block = new.regions[0].blocks.append(ir.BF16Type.get(), ir.BF16Type.get(), f32)
+        with ir.InsertionPoint(block):
+            a, b = (arith.extf(f32, x) for x in block.arguments[:2])
+            linalg.YieldOp([arith.addf(block.arguments[2], arith.mulf(a, b))])
+    op.results[0].replace_all_uses_with(new.results[0])
+    op.erase()

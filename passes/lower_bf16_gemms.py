@@ -1,0 +1,231 @@
+"""xhlo-lower-bf16-gemms: BLAS-bound products of bf16 matrices run on AVX512-BF16's dot instruction.
+
+``vdpbf16ps`` (``x86.avx512.dot``) adds the products of 16 pairs of bf16 values
+to 16 f32 sums: twice the multiply-adds of an f32 FMA per instruction, the rate
+XLA:CPU's bf16 products run at. The wheel's OpenBLAS has no ``sbgemm``, so
+without this pass a bf16 product is two conversions to f32 and ``sgemm``
+(``xhlo-bf16-gemm-operands`` decides, at the tensor level, which products read
+their bf16 data instead). For a contraction tagged ``xhlo.blas`` with bf16
+inputs and an f32 result, per batch element:
+
+* the rhs (inner x cols, rows contiguous) is packed once into panels of
+  ``panel-vectors`` x 16 columns, each row pair interleaved the way the
+  instruction reads it: ``packed[panel][k / 2][16 j + c][k % 2]``;
+* per panel (the loop ``xhlo-parallelize-loops`` spreads over the cores) and
+  block of ``block-rows`` rows, the ``block-rows x panel-vectors`` sums stay in
+  vector registers for the whole reduction: each step loads the panel's vectors
+  for one row pair, broadcasts one lhs pair (32 bits) per row, and issues one
+  dot per sum. The lhs is read in place (its rows contiguous).
+
+Like the instruction, the products treat bf16 subnormals as zero and flush f32
+subnormal sums to zero (XLA:CPU's bf16 products use it too). A +0.0 fill of the
+result before the product is dropped; a folded scale (``xhlo.blas_alpha``)
+multiplies the sums before they are stored. Products whose operands no such
+view describes are left alone: ``convert-linalg-to-loops`` still computes them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from xhlo._mlir import arith, ir, memref, scf, vector
+
+from .base import ModulePass, walk_ops
+from .gemm_to_blas import Matrix, index_constant, matrix_plan, nest, zero_fill_before
+from .lower_small_gemms import _view, vector_splat
+from .prepare_gemms import BLAS_ALPHA, BLAS_TAG
+from .vectorize import PARALLEL_LOOP
+
+LANES = 16  # f32 sums per 512-bit vector; each takes a pair of bf16 products
+DOT = "x86.avx512.dot"
+
+
+def is_bf16_product(op: ir.Operation) -> bool:
+    """A tagged contraction of bf16 matrices into f32 (what this pass multiplies)."""
+    types = [ir.MemRefType(v.type).element_type if isinstance(v.type, ir.MemRefType)
+             else ir.RankedTensorType(v.type).element_type for v in op.operands]
+    return BLAS_TAG in op.attributes and [str(t) for t in types] == ["bf16", "bf16", "f32"]
+
+
+def _pair_broadcast(lhs: ir.Value, row: ir.Value, k: ir.Value) -> ir.Value:
+    """``lhs[row, k:k+2]`` in every 32-bit lane of a 512-bit vector (one ``vbroadcastss``)."""
+    pair = vector.load(ir.VectorType.get([2], ir.BF16Type.get()), lhs, [row, k])
+    return vector.shuffle(pair, pair, [0, 1] * LANES)
+
+
+def _dot(acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
+    return ir.Operation.create(DOT, results=[acc.type], operands=[acc, a, b]).result
+
+
+@dataclasses.dataclass(frozen=True)
+class _Kernel:
+    """``rows x cols += lhs * rhs`` over ``inner`` (even), ``cols`` a multiple of 16."""
+
+    rows: int
+    cols: int
+    inner: int
+    panel_vectors: int  # 16-column vectors per panel
+    block_rows: int
+    chunk_rows: int  # rows of the lhs a thread keeps in cache while it sweeps panels
+    zero_start: bool
+    scale: float
+
+    @property
+    def panel_cols(self) -> int:
+        return LANES * self.panel_vectors
+
+    @property
+    def panels(self) -> int:
+        return self.cols // self.panel_cols
+
+    def packed_type(self) -> ir.MemRefType:
+        return ir.MemRefType.get([self.panels, self.inner // 2, 2 * self.panel_cols], ir.BF16Type.get())
+
+    def pack(self, rhs: ir.Value, packed: ir.Value) -> None:
+        """Interleave row pairs of each panel: ``packed[p][k2][32 j + 2 c + h] = rhs[2 k2 + h][p W + 16 j + c]``."""
+        half = ir.VectorType.get([LANES], ir.BF16Type.get())
+        interleave = [i for c in range(LANES) for i in (c, c + LANES)]
+        loop = _parallel_for(self.panels)
+        with ir.InsertionPoint(loop.body):
+            panel = loop.induction_variable
+            first_col = arith.muli(panel, index_constant(self.panel_cols))
+            pairs = scf.ForOp(index_constant(0), index_constant(self.inner // 2), index_constant(1))
+            with ir.InsertionPoint(pairs.body):
+                k2 = pairs.induction_variable
+                k = arith.muli(k2, index_constant(2))
+                k_next = arith.addi(k, index_constant(1))
+                for j in range(self.panel_vectors):
+                    col = arith.addi(first_col, index_constant(j * LANES))
+                    even, odd = vector.load(half, rhs, [k, col]), vector.load(half, rhs, [k_next, col])
+                    vector.store(vector.shuffle(even, odd, interleave), packed, [panel, k2, index_constant(2 * LANES * j)])
+                scf.yield_([])
+            scf.yield_([])
+
+    def multiply(self, lhs: ir.Value, packed: ir.Value, out: ir.Value) -> None:
+        """Chunks of rows times panels, one (chunk, panel) pair per parallel iteration, panels
+        fastest: a thread's consecutive iterations reuse its chunk of the lhs from cache."""
+        if self.zero_start and self.rows > self.block_rows:
+            # no kernel for the rows left over: the last block of the last chunk starts early
+            # and stores some rows' sums again (the same values), so LLVM compiles one kernel
+            self._chunks(lhs, packed, out, max(1, self.rows // self.chunk_rows), self.rows, overlap=True)
+            return
+        whole = self.rows - self.rows % self.block_rows
+        if whole:
+            self._chunks(lhs, packed, out, -(-whole // self.chunk_rows), whole, overlap=False)
+        if self.rows % self.block_rows:
+            loop = _parallel_for(self.panels)
+            with ir.InsertionPoint(loop.body):
+                self._block(lhs, packed, out, loop.induction_variable, index_constant(whole),
+                            self.rows % self.block_rows)
+                scf.yield_([])
+
+    def _chunks(self, lhs, packed, out, chunks: int, rows: int, overlap: bool) -> None:
+        """Blocks of rows ``[0, rows)``; the last chunk ends at ``rows``."""
+        loop = _parallel_for(chunks * self.panels)
+        with ir.InsertionPoint(loop.body):
+            chunk = arith.divui(loop.induction_variable, index_constant(self.panels))
+            panel = arith.remui(loop.induction_variable, index_constant(self.panels))
+            first = arith.muli(chunk, index_constant(self.chunk_rows))
+            is_last = arith.cmpi(arith.CmpIPredicate.eq, chunk, index_constant(chunks - 1))
+            end = arith.select(is_last, index_constant(rows), arith.addi(first, index_constant(self.chunk_rows)))
+            blocks = scf.ForOp(first, end, index_constant(self.block_rows))
+            with ir.InsertionPoint(blocks.body):
+                start = blocks.induction_variable
+                if overlap:
+                    start = arith.minui(start, index_constant(rows - self.block_rows))
+                self._block(lhs, packed, out, panel, start, self.block_rows)
+                scf.yield_([])
+            scf.yield_([])
+
+    def _block(self, lhs, packed, out, panel, first_row, rows: int) -> None:
+        sums_type = ir.VectorType.get([LANES], ir.F32Type.get())
+        pair_type = ir.VectorType.get([2 * LANES], ir.BF16Type.get())
+        row_index = [arith.addi(first_row, index_constant(i)) if i else first_row for i in range(rows)]
+        first_col = arith.muli(panel, index_constant(self.panel_cols))
+        cols = [arith.addi(first_col, index_constant(j * LANES)) if j else first_col for j in range(self.panel_vectors)]
+        if self.zero_start:
+            start = [vector_splat(sums_type, 0.0)] * (rows * len(cols))
+        else:
+            start = [vector.load(sums_type, out, [r, c]) for r in row_index for c in cols]
+        loop = scf.ForOp(index_constant(0), index_constant(self.inner // 2), index_constant(1), start)
+        with ir.InsertionPoint(loop.body):
+            k2 = loop.induction_variable
+            k = arith.muli(k2, index_constant(2))
+            rhs = [vector.load(pair_type, packed, [panel, k2, index_constant(2 * LANES * j)])
+                   for j in range(self.panel_vectors)]
+            sums = []
+            for i, row in enumerate(row_index):
+                a = _pair_broadcast(lhs, row, k)
+                sums += [_dot(loop.inner_iter_args[i * len(rhs) + j], a, b) for j, b in enumerate(rhs)]
+            scf.yield_(sums)
+        alpha = vector_splat(sums_type, self.scale) if self.scale != 1.0 else None
+        for value, (r, c) in zip(loop.results, ((r, c) for r in row_index for c in cols)):
+            vector.store(value if alpha is None else arith.mulf(value, alpha), out, [r, c])
+
+
+def _parallel_for(trips: int) -> scf.ForOp:
+    loop = scf.ForOp(index_constant(0), index_constant(trips), index_constant(1))
+    loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
+    return loop
+
+
+def kernel_takes(rows: int, cols: int, inner: int) -> bool:
+    """Shapes the kernel multiplies: whole 16-column vectors and row pairs."""
+    return rows > 0 and cols > 0 and cols % LANES == 0 and inner > 0 and inner % 2 == 0
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerBf16Gemms(ModulePass):
+    """Tagged bf16 x bf16 -> f32 contractions -> packed AVX512-BF16 dot loops."""
+
+    NAME = "xhlo-lower-bf16-gemms"
+    # rows x 16-column vectors whose sums stay in registers (24 of AVX-512's 32 vectors): the
+    # first whose vectors divide the columns. 1024^3 on 2 Zen 5 cores: 6x4 2.3-2.5 ms, 12x2 2.4-2.5
+    # (4096 x 1024 x 256: 2.6 against 4.7), 7x4 3.1, 4x4 4.6
+    blocks: tuple[str, ...] = ("6x4", "12x2", "12x1")
+    chunk_rows: int = 96  # a multiple of every block's rows; 96 x 1024 bf16: 192 KiB of L2
+
+    def run(self, module: ir.Operation) -> None:
+        ops = [op for op in walk_ops(module, "linalg.contract")
+               if all(isinstance(v.type, ir.MemRefType) for v in op.operands) and is_bf16_product(op)]
+        if ops:
+            module.context.dialects["x86"]  # noqa: B018  (loads the dialect the dot ops belong to)
+        for op in ops:
+            self._rewrite(op)
+
+    def _kernel(self, op: ir.Operation, lhs: Matrix, rhs: Matrix, out: Matrix, zero_start: bool) -> _Kernel | None:
+        rows, cols = out.major.size, out.minor.size
+        inner = lhs.minor.size
+        if lhs.transposed or rhs.transposed or not kernel_takes(rows, cols, inner):
+            return None
+        scale = ir.FloatAttr(op.attributes[BLAS_ALPHA]).value if BLAS_ALPHA in op.attributes else 1.0
+        if not zero_start and scale != 1.0:
+            return None  # alpha must not scale what the result held
+        shapes = [tuple(int(n) for n in block.split("x")) for block in self.blocks]
+        fitting = [(r, v) for r, v in shapes if cols % (LANES * v) == 0]
+        if not fitting:
+            return None
+        block_rows, panel_vectors = fitting[0]
+        return _Kernel(rows, cols, inner, panel_vectors, block_rows, self.chunk_rows, zero_start, scale)
+
+    def _rewrite(self, op: ir.Operation) -> None:
+        planned = matrix_plan(op)
+        if planned is None:
+            return
+        _, (lhs, rhs, out), batch_sizes = planned
+        zero_fill = zero_fill_before(op)
+        kernel = self._kernel(op, lhs, rhs, out, zero_start=zero_fill is not None)
+        if kernel is None:
+            return
+        with ir.InsertionPoint(op), op.location:
+            packed = memref.alloc(kernel.packed_type(), [], [], alignment=64)
+
+            def emit(batch_index: list[ir.Value]) -> None:
+                kernel.pack(_view(rhs, batch_index), packed)
+                kernel.multiply(_view(lhs, batch_index), packed, _view(out, batch_index))
+
+            nest(batch_sizes, [], emit)
+            memref.dealloc(packed)
+        op.erase()
+        if zero_fill is not None:
+            zero_fill.erase()

@@ -1,0 +1,103 @@
+"""bf16 products: xhlo-bf16-gemm-operands and xhlo-lower-bf16-gemms against numpy.
+
+Every product is exported from JAX and checked against the float64 product of
+the same bf16 inputs, within the error of f32 sums (``K * 2**-24`` of
+``|a| @ |b|``, the bound of any summation order). On a host with AVX512-BF16
+the shapes the kernel takes must run on ``vdpbf16ps`` (no sgemm, no f32
+copies); elsewhere, and for the shapes it does not take, they go to sgemm.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+import xhlo
+from jax import export
+from xhlo import host
+
+RNG = np.random.default_rng(5)
+HAS_BF16_DOT = "avx512_bf16" in host.cpu_flags()
+
+
+def _bf16(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(ml_dtypes.bfloat16)
+
+
+def _compile(fn, *args) -> xhlo.Executable:
+    return xhlo.compile(export.export(jax.jit(fn))(*args).mlir_module(), cache=False, keep_ir=True)
+
+
+def _runs_on_bf16_dots(exe: xhlo.Executable) -> bool:
+    loops = exe.ir("xhlo-lower-to-loops")
+    return "x86.avx512.dot" in loops and "sgemm" not in loops
+
+
+def _check_product(out, a, b, subscripts: str = "...ij,...jk->...ik", scale: float = 1.0) -> None:
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    expected = np.einsum(subscripts, a64, b64) * scale
+    bound = a.shape[-1] * 2.0 ** -24 * np.einsum(subscripts, abs(a64), abs(b64)) * abs(scale)
+    assert out.dtype == np.float32 and out.shape == expected.shape
+    assert np.all(abs(out - expected) <= bound), float(np.max(abs(out - expected) - bound))
+
+
+def _matmul_f32(a, b):
+    return jnp.matmul(a, b, preferred_element_type=jnp.float32)
+
+
+@pytest.mark.parametrize("m,k,n", [
+    (250, 512, 512),  # 6 x 4 blocks; two chunks of rows, the last block of the second from row 244
+    (100, 64, 96),  # 12 x 2 blocks, the last from row 88
+    (130, 200, 48),  # 12 x 1 blocks, the last from row 118
+    (5, 1024, 64),  # fewer rows than a block
+])
+def test_products_of_bf16_matrices(m, k, n):
+    a, b = _bf16(m, k), _bf16(k, n)
+    exe = _compile(_matmul_f32, a, b)
+    _check_product(np.asarray(exe(a, b)), a, b)
+    assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
+
+
+def test_batched_product_and_a_folded_scale():
+    """A batch of products, scaled as attention's scores are (the scale folds into the kernel)."""
+    a, b = _bf16(3, 64, 128), _bf16(3, 128, 64)
+    exe = _compile(lambda x, y: jnp.einsum("bij,bjk->bik", x, y, preferred_element_type=jnp.float32) / 8, a, b)
+    _check_product(np.asarray(exe(a, b)), a, b, scale=1 / 8)
+    assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
+
+
+def test_bf16_result_is_the_rounded_f32_product():
+    """JAX's default bf16 matmul: f32 sums rounded once to bf16."""
+    a, b = _bf16(128, 256), _bf16(256, 128)
+    exe = _compile(jnp.matmul, a, b)
+    out = np.asarray(exe(a, b))
+    assert out.dtype == ml_dtypes.bfloat16
+    expected = (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32).astype(ml_dtypes.bfloat16)
+    ulp = np.abs(out.astype(np.float32) - expected.astype(np.float32)) / np.maximum(abs(expected.astype(np.float32)), 1e-3)
+    assert np.max(ulp) <= 2.0 ** -7  # at most one bf16 rounding step apart
+    assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
+
+
+@pytest.mark.parametrize("case", ["odd inner", "transposed rhs", "columns not whole vectors"])
+def test_shapes_the_kernel_does_not_take_go_to_sgemm(case):
+    fn, a, b = {
+        "odd inner": (_matmul_f32, _bf16(64, 127), _bf16(127, 64)),
+        "transposed rhs": (lambda x, w: _matmul_f32(x, w.T), _bf16(64, 128), _bf16(64, 128)),
+        "columns not whole vectors": (_matmul_f32, _bf16(64, 128), _bf16(128, 40)),
+    }[case]
+    exe = _compile(fn, a, b)
+    _check_product(np.asarray(exe(a, b)), a, b.T if case == "transposed rhs" else b)
+    assert not _runs_on_bf16_dots(exe)
+    assert "sgemm" in exe.ir("xhlo-lower-to-loops")
+
+
+def test_conversions_read_elsewhere_stay():
+    """An f32 copy of an operand that is also a result is still computed."""
+    a, b = _bf16(64, 128), _bf16(128, 64)
+    exe = _compile(lambda x, y: (_matmul_f32(x, y), x.astype(jnp.float32)), a, b)
+    product, widened = exe(a, b)
+    _check_product(np.asarray(product), a, b)
+    np.testing.assert_array_equal(widened, a.astype(np.float32))
+    assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
