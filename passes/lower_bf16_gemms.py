@@ -8,14 +8,19 @@ without this pass a bf16 product is two conversions to f32 and ``sgemm``
 their bf16 data instead). For a contraction tagged ``xhlo.blas`` with bf16
 inputs and an f32 result, per batch element:
 
-* the rhs (inner x cols, rows contiguous) is packed once into panels of
-  ``panel-vectors`` x 16 columns, each row pair interleaved the way the
-  instruction reads it: ``packed[panel][k / 2][16 j + c][k % 2]``;
-* per panel (the loop ``xhlo-parallelize-loops`` spreads over the cores) and
-  block of ``block-rows`` rows, the ``block-rows x panel-vectors`` sums stay in
-  vector registers for the whole reduction: each step loads the panel's vectors
-  for one row pair, broadcasts one lhs pair (32 bits) per row, and issues one
-  dot per sum. The lhs is read in place (its rows contiguous).
+* the rhs (inner x cols, rows contiguous) is packed once into panels of 64,
+  32 or 16 columns (the first of ``blocks`` whose vectors divide the columns),
+  each row pair interleaved the way the instruction reads it:
+  ``packed[panel][k / 2][32 j + 2 c + k % 2]`` for column ``16 j + c``;
+* one parallel iteration (``xhlo-parallelize-loops`` spreads them over the
+  cores) per chunk of ``chunk-rows`` rows and panel, panels fastest, so a
+  thread's chunk of the lhs stays in its cache while it sweeps the panels;
+  per block of rows, the ``rows x vectors`` sums stay in registers for the
+  whole reduction: each step loads the panel's vectors for one row pair,
+  broadcasts one lhs pair (32 bits) per row, read in place, and issues one dot
+  per sum. When the sums start at zero, the last block starts early instead of
+  a smaller kernel taking the rows left over (some rows are stored twice, with
+  the same sums, by the same iteration), so LLVM compiles one kernel.
 
 Like the instruction, the products treat bf16 subnormals as zero and flush f32
 subnormal sums to zero (XLA:CPU's bf16 products use it too). A +0.0 fill of the
@@ -32,7 +37,7 @@ from xhlo._mlir import arith, ir, memref, scf, vector
 
 from .base import ModulePass, walk_ops
 from .gemm_to_blas import Matrix, index_constant, matrix_plan, nest, zero_fill_before
-from .lower_small_gemms import _view, vector_splat
+from .lower_small_gemms import matrix_view, vector_splat
 from .prepare_gemms import BLAS_ALPHA, BLAS_TAG
 from .vectorize import PARALLEL_LOOP
 
@@ -40,11 +45,11 @@ LANES = 16  # f32 sums per 512-bit vector; each takes a pair of bf16 products
 DOT = "x86.avx512.dot"
 
 
-def is_bf16_product(op: ir.Operation) -> bool:
-    """A tagged contraction of bf16 matrices into f32 (what this pass multiplies)."""
-    types = [ir.MemRefType(v.type).element_type if isinstance(v.type, ir.MemRefType)
-             else ir.RankedTensorType(v.type).element_type for v in op.operands]
-    return BLAS_TAG in op.attributes and [str(t) for t in types] == ["bf16", "bf16", "f32"]
+def _is_bf16_product(op: ir.Operation) -> bool:
+    """A tagged contraction of bf16 buffers into an f32 one (what this pass multiplies)."""
+    if BLAS_TAG not in op.attributes or not all(isinstance(v.type, ir.MemRefType) for v in op.operands):
+        return False
+    return [str(ir.MemRefType(v.type).element_type) for v in op.operands] == ["bf16", "bf16", "f32"]
 
 
 def _pair_broadcast(lhs: ir.Value, row: ir.Value, k: ir.Value) -> ir.Value:
@@ -186,10 +191,9 @@ class LowerBf16Gemms(ModulePass):
     chunk_rows: int = 96  # a multiple of every block's rows; 96 x 1024 bf16: 192 KiB of L2
 
     def run(self, module: ir.Operation) -> None:
-        ops = [op for op in walk_ops(module, "linalg.contract")
-               if all(isinstance(v.type, ir.MemRefType) for v in op.operands) and is_bf16_product(op)]
+        ops = [op for op in walk_ops(module, "linalg.contract") if _is_bf16_product(op)]
         if ops:
-            module.context.dialects["x86"]  # noqa: B018  (loads the dialect the dot ops belong to)
+            module.context.dialects["x86"]  # loads the dialect the dot ops belong to
         for op in ops:
             self._rewrite(op)
 
@@ -221,8 +225,8 @@ class LowerBf16Gemms(ModulePass):
             packed = memref.alloc(kernel.packed_type(), [], [], alignment=64)
 
             def emit(batch_index: list[ir.Value]) -> None:
-                kernel.pack(_view(rhs, batch_index), packed)
-                kernel.multiply(_view(lhs, batch_index), packed, _view(out, batch_index))
+                kernel.pack(matrix_view(rhs, batch_index), packed)
+                kernel.multiply(matrix_view(lhs, batch_index), packed, matrix_view(out, batch_index))
 
             nest(batch_sizes, [], emit)
             memref.dealloc(packed)

@@ -62,7 +62,7 @@ def vector_splat(vector_type: ir.VectorType, value: float) -> ir.Value:
         vector_type, ir.FloatAttr.get(vector_type.element_type, value)))
 
 
-def _view(mat: Matrix, batch_index: list[ir.Value]) -> ir.Value:
+def matrix_view(mat: Matrix, batch_index: list[ir.Value]) -> ir.Value:
     """``mat`` of one batch element as a 2-D memref (major x minor) on the same buffer."""
     source = mat.value
     source_type = ir.MemRefType(source.type)
@@ -181,8 +181,7 @@ class LowerSmallGemms(ModulePass):
         batch_parallel = bool(batch_sizes) and batch_sizes[0] >= self.parallel_batch
         with ir.InsertionPoint(op), op.location:
             def emit(batch_index: list[ir.Value]) -> None:
-                views = _Views(_view(lhs, batch_index), _view(rhs, batch_index), _view(out, batch_index),
-                               lhs.transposed)
+                views = _Views(*(matrix_view(mat, batch_index) for mat in (lhs, rhs, out)), lhs.transposed)
                 kernel.emit(views, parallel=not batch_parallel)
 
             outer = nest(batch_sizes, [], emit)
