@@ -6,10 +6,12 @@ host has AVX512-BF16, ``xhlo-lower-bf16-gemms`` multiplies bf16 matrices
 itself at twice sgemm's rate, with no f32 copies. For a ``linalg.contract``
 tagged ``xhlo.blas`` with an f32 result whose inputs are both elementwise
 extensions of bf16 tensors (a ``linalg.generic`` yielding ``arith.extf`` of
-its one input), this pass makes the contraction read the bf16 tensors; a
-conversion nothing else reads is then dead. It does so only for the shapes
-that kernel takes: the lhs rows x inner and the rhs inner x cols (neither
-transposed), an even number of inner elements and whole 16-column vectors.
+its one input, which fusion may have given a transposing map: ``x @ w.T``),
+this pass makes the contraction read the bf16 tensors (through the composed
+maps); a conversion nothing else reads is then dead. It does so only for the
+shapes that kernel takes (``kernel_takes``): whole 16-column vectors, an even
+number of inner elements, a transposed lhs in blocks of 16 rows and a
+transposed rhs in blocks of 32 inner elements.
 """
 
 from __future__ import annotations
@@ -24,13 +26,16 @@ from .lower_bf16_gemms import kernel_takes
 from .prepare_gemms import BLAS_TAG, _dims, classify
 
 
-def _bf16_source(value: ir.Value) -> ir.Value | None:
-    """The bf16 tensor ``value`` is the elementwise f32 extension of, or None."""
+def _bf16_source(value: ir.Value, read: ir.AffineMap) -> tuple[ir.Value, ir.AffineMap] | None:
+    """The bf16 tensor ``value`` (read through ``read``) extends elementwise to f32, and
+    the map through which the contraction then reads it (a transposing extension's
+    permutation folded in); None if ``value`` is no such extension."""
     producer = defining_op(value)
     if producer is None or producer.name != "linalg.generic" or len(producer.operands) != 2:
         return None
-    maps = [ir.AffineMapAttr(m).value for m in producer.attributes["indexing_maps"]]
-    if not all(m.is_permutation and _dims(m) == list(range(m.n_dims)) for m in maps):
+    source_map, result_map = (ir.AffineMapAttr(m).value for m in producer.attributes["indexing_maps"])
+    permutation = _dims(source_map)
+    if not source_map.is_permutation or _dims(result_map) != list(range(result_map.n_dims)):
         return None
     body = [o.operation for o in producer.regions[0].blocks[0].operations]
     if [o.name for o in body] != ["arith.extf", "linalg.yield"]:
@@ -39,7 +44,7 @@ def _bf16_source(value: ir.Value) -> ir.Value | None:
     if body[0].operands[0] != producer.regions[0].blocks[0].arguments[0] \
             or str(ir.RankedTensorType(source.type).element_type) != "bf16":
         return None
-    return source
+    return source, ir.AffineMap.get(read.n_dims, 0, [read.results[p] for p in permutation])
 
 
 def _size(shape: list[int], dims: list[int], run: tuple[int, ...]) -> int:
@@ -66,27 +71,30 @@ class Bf16GemmOperands(ModulePass):
     @staticmethod
     def _rewrite(op: ir.Operation) -> None:
         out_type = ir.RankedTensorType(op.operands[2].type)
-        sources = [_bf16_source(v) for v in op.operands[:2]]
+        maps = [ir.AffineMapAttr(m).value for m in op.attributes["indexing_maps"]]
+        sources = [_bf16_source(v, m) for v, m in zip(op.operands[:2], maps)]
         if str(out_type.element_type) != "f32" or any(s is None for s in sources) or not out_type.has_static_shape:
             return
-        dims = [_dims(ir.AffineMapAttr(m).value) for m in op.attributes["indexing_maps"]]
+        maps[:2] = [read for _, read in sources]
+        dims = [_dims(m) for m in maps]
         if any(d is None for d in dims):
             return
-        shape = classify(*dims, n_loops=ir.AffineMapAttr(op.attributes["indexing_maps"][0]).value.n_dims)
-        if shape is None or shape.lhs_transposed or shape.rhs_transposed:
+        shape = classify(*dims, n_loops=maps[0].n_dims)
+        if shape is None:
             return
-        lhs_shape = ir.RankedTensorType(op.operands[shape.lhs].type).shape
+        lhs_shape = ir.RankedTensorType(sources[shape.lhs][0].type).shape
         rows = _size(lhs_shape, dims[shape.lhs], shape.rows)
         inner = _size(lhs_shape, dims[shape.lhs], shape.inner)
         cols = _size(out_type.shape, dims[2], shape.cols)
-        if kernel_takes(rows, cols, inner):
-            _contract_of(op, sources)
+        if kernel_takes(rows, cols, inner, shape.lhs_transposed, shape.rhs_transposed):
+            _contract_of(op, [source for source, _ in sources], maps)
 
 
-def _contract_of(op: ir.Operation, sources: list[ir.Value]) -> None:
-    """Replace ``op`` by the same contraction of ``sources`` (its body extends them to f32)."""
+def _contract_of(op: ir.Operation, sources: list[ir.Value], maps: list[ir.AffineMap]) -> None:
+    """Replace ``op`` by the contraction of ``sources`` through ``maps`` (its body extends them to f32)."""
     init = op.operands[2]
     attributes = {name: op.attributes[name] for name in op.attributes}
+    attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
     with ir.InsertionPoint(op), op.location:
         new = ir.Operation.create("linalg.contract", results=[init.type], operands=[*sources, init],
                                   attributes=attributes, regions=1)

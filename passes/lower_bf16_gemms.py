@@ -8,22 +8,28 @@ without this pass a bf16 product is two conversions to f32 and ``sgemm``
 their bf16 data instead). For a contraction tagged ``xhlo.blas`` with bf16
 inputs and an f32 result, per batch element:
 
-* the rhs (inner x cols, rows contiguous) is packed once into panels of 64,
-  32 or 16 columns (the first of ``blocks`` whose vectors divide the columns),
-  each row pair interleaved the way the instruction reads it:
-  ``packed[panel][k / 2][32 j + 2 c + k % 2]`` for column ``16 j + c``;
+* the rhs is packed once into panels of 64, 32 or 16 columns (the first of
+  ``blocks`` whose vectors divide the columns), each row pair interleaved the
+  way the instruction reads it: ``packed[panel][k / 2][32 j + 2 c + k % 2]``
+  for column ``16 j + c``. Stored inner x cols, two rows of 16 columns make one
+  vector of 16 pairs (one shuffle); stored cols x inner (``x @ w.T``, a
+  transposed rhs, in blocks of 32 inner elements), each column's 16 pairs are
+  one vector and a 16 x 16 transpose of 32-bit lanes (64 shuffles) turns 16
+  of them into 16 vectors of 16 columns' pairs;
+* a transposed lhs (stored inner x rows, ``x.T @ g``, in blocks of 16 rows)
+  has its row pairs interleaved the same way into a copy, ``[k / 2][2 row + k % 2]``;
 * one parallel iteration (``xhlo-parallelize-loops`` spreads them over the
   cores) per chunk of ``chunk-rows`` rows and panel, panels fastest, so a
   thread's chunk of the lhs stays in its cache while it sweeps the panels;
   per block of rows, the ``rows x vectors`` sums stay in registers for the
   whole reduction: each step loads the panel's vectors for one row pair,
-  broadcasts one lhs pair (32 bits) per row, read in place, and issues one dot
+  broadcasts one lhs pair (32 bits) per row, read in place (or from its copy), and issues one dot
   per sum. When the sums start at zero, the last block starts early instead of
   a smaller kernel taking the rows left over (some rows are stored twice, with
   the same sums, by the same iteration), so LLVM compiles one kernel.
 
-Like the instruction, the products treat bf16 subnormals as zero and flush f32
-subnormal sums to zero (XLA:CPU's bf16 products use it too). A +0.0 fill of the
+As the instruction does, the products treat bf16 subnormals as zero and flush
+subnormal f32 sums to zero (XLA:CPU's bf16 products run at its rate). A +0.0 fill of the
 result before the product is dropped; a folded scale (``xhlo.blas_alpha``)
 multiplies the sums before they are stored. Products whose operands no such
 view describes are left alone: ``convert-linalg-to-loops`` still computes them.
@@ -52,9 +58,34 @@ def _is_bf16_product(op: ir.Operation) -> bool:
     return [str(ir.MemRefType(v.type).element_type) for v in op.operands] == ["bf16", "bf16", "f32"]
 
 
-def _pair_broadcast(lhs: ir.Value, row: ir.Value, k: ir.Value) -> ir.Value:
-    """``lhs[row, k:k+2]`` in every 32-bit lane of a 512-bit vector (one ``vbroadcastss``)."""
-    pair = vector.load(ir.VectorType.get([2], ir.BF16Type.get()), lhs, [row, k])
+_INTERLEAVE = [i for c in range(LANES) for i in (c, c + LANES)]  # two rows of 16 -> 16 pairs
+
+
+def _interleave_rows(src: ir.Value, k2: ir.Value, col: ir.Value, dst: ir.Value, at: list[ir.Value]) -> None:
+    """``dst[at : at + 32]`` = 16 columns of rows ``2 k2`` and ``2 k2 + 1`` of ``src``, pairwise."""
+    half = ir.VectorType.get([LANES], ir.BF16Type.get())
+    k = arith.muli(k2, index_constant(2))
+    even = vector.load(half, src, [k, col])
+    odd = vector.load(half, src, [arith.addi(k, index_constant(1)), col])
+    vector.store(vector.shuffle(even, odd, _INTERLEAVE), dst, at)
+
+
+def _transposed(rows: list[ir.Value]) -> list[ir.Value]:
+    """16 vectors of 16 32-bit lanes transposed: swaps of off-diagonal blocks of 8, 4, 2
+    and 1 lanes, two shuffles (``vpermt2d``) per pair of rows and step."""
+    for b in (8, 4, 2, 1):
+        low = [c if not c & b else LANES + c - b for c in range(LANES)]
+        high = [c + b if not c & b else LANES + c for c in range(LANES)]
+        swapped = list(rows)
+        for i in (i for i in range(LANES) if not i & b):
+            swapped[i] = vector.shuffle(rows[i], rows[i + b], low)
+            swapped[i + b] = vector.shuffle(rows[i], rows[i + b], high)
+        rows = swapped
+    return rows
+
+
+def _pair_broadcast(pair: ir.Value) -> ir.Value:
+    """A pair of bf16 values in every 32-bit lane of a 512-bit vector (one ``vbroadcastss``)."""
     return vector.shuffle(pair, pair, [0, 1] * LANES)
 
 
@@ -74,6 +105,8 @@ class _Kernel:
     chunk_rows: int  # rows of the lhs a thread keeps in cache while it sweeps panels
     zero_start: bool
     scale: float
+    lhs_transposed: bool  # stored inner x rows: its row pairs are interleaved into a copy first
+    rhs_transposed: bool  # stored cols x inner: 16 x 16 blocks of pairs transposed into the panels
 
     @property
     def panel_cols(self) -> int:
@@ -83,26 +116,61 @@ class _Kernel:
     def panels(self) -> int:
         return self.cols // self.panel_cols
 
-    def packed_type(self) -> ir.MemRefType:
-        return ir.MemRefType.get([self.panels, self.inner // 2, 2 * self.panel_cols], ir.BF16Type.get())
+    def packed_types(self) -> tuple[ir.MemRefType, ir.MemRefType | None]:
+        """The rhs's panels and, for a transposed lhs, its rows' pairs ``[k / 2][2 row + k % 2]``."""
+        bf16 = ir.BF16Type.get()
+        rhs = ir.MemRefType.get([self.panels, self.inner // 2, 2 * self.panel_cols], bf16)
+        return rhs, ir.MemRefType.get([self.inner // 2, 2 * self.rows], bf16) if self.lhs_transposed else None
 
     def pack(self, rhs: ir.Value, packed: ir.Value) -> None:
-        """Interleave row pairs of each panel: ``packed[p][k2][32 j + 2 c + h] = rhs[2 k2 + h][p W + 16 j + c]``."""
-        half = ir.VectorType.get([LANES], ir.BF16Type.get())
-        interleave = [i for c in range(LANES) for i in (c, c + LANES)]
+        """``packed[p][k2][32 j + 2 c + h] = rhs[2 k2 + h][p W + 16 j + c]`` (W: the panel's columns)."""
         loop = _parallel_for(self.panels)
         with ir.InsertionPoint(loop.body):
             panel = loop.induction_variable
             first_col = arith.muli(panel, index_constant(self.panel_cols))
-            pairs = scf.ForOp(index_constant(0), index_constant(self.inner // 2), index_constant(1))
-            with ir.InsertionPoint(pairs.body):
-                k2 = pairs.induction_variable
-                k = arith.muli(k2, index_constant(2))
-                k_next = arith.addi(k, index_constant(1))
-                for j in range(self.panel_vectors):
-                    col = arith.addi(first_col, index_constant(j * LANES))
-                    even, odd = vector.load(half, rhs, [k, col]), vector.load(half, rhs, [k_next, col])
-                    vector.store(vector.shuffle(even, odd, interleave), packed, [panel, k2, index_constant(2 * LANES * j)])
+            if self.rhs_transposed:
+                self._pack_transposed(rhs, packed, panel, first_col)
+            else:
+                pairs = _for(self.inner // 2)
+                with ir.InsertionPoint(pairs.body):
+                    for j in range(self.panel_vectors):
+                        col = arith.addi(first_col, index_constant(j * LANES))
+                        at = [panel, pairs.induction_variable, index_constant(2 * LANES * j)]
+                        _interleave_rows(rhs, pairs.induction_variable, col, packed, at)
+                    scf.yield_([])
+            scf.yield_([])
+
+    def _pack_transposed(self, rhs: ir.Value, packed: ir.Value, panel: ir.Value, first_col: ir.Value) -> None:
+        """Blocks of 16 columns (rows of ``rhs``) by 16 pairs: each column's pairs are one
+        contiguous vector of ``rhs``, transposed so that each pair's 16 columns are one."""
+        i32x16 = ir.VectorType.get([LANES], ir.IntegerType.get_signless(32))
+        pairs_type = ir.VectorType.get([2 * LANES], ir.BF16Type.get())
+        vectors = _for(self.panel_vectors)
+        with ir.InsertionPoint(vectors.body):
+            j = vectors.induction_variable
+            col = arith.addi(first_col, arith.muli(j, index_constant(LANES)))
+            blocks = _for(self.inner // (2 * LANES))
+            with ir.InsertionPoint(blocks.body):
+                k = arith.muli(blocks.induction_variable, index_constant(2 * LANES))
+                columns = [vector.bitcast(i32x16, vector.load(pairs_type, rhs, [arith.addi(col, index_constant(c)), k]))
+                           for c in range(LANES)]
+                first_pair = arith.muli(blocks.induction_variable, index_constant(LANES))
+                at = arith.muli(j, index_constant(2 * LANES))
+                for r, pairs in enumerate(_transposed(columns)):
+                    k2 = arith.addi(first_pair, index_constant(r))
+                    vector.store(vector.bitcast(pairs_type, pairs), packed, [panel, k2, at])
+                scf.yield_([])
+            scf.yield_([])
+
+    def pack_lhs(self, lhs: ir.Value, packed: ir.Value) -> None:
+        """A transposed lhs (inner x rows): ``packed[k2][2 row + h] = lhs[2 k2 + h][row]``."""
+        loop = _parallel_for(self.inner // 2)
+        with ir.InsertionPoint(loop.body):
+            k2 = loop.induction_variable
+            blocks = _for(self.rows // LANES)
+            with ir.InsertionPoint(blocks.body):
+                row = arith.muli(blocks.induction_variable, index_constant(LANES))
+                _interleave_rows(lhs, k2, row, packed, [k2, arith.muli(row, index_constant(2))])
                 scf.yield_([])
             scf.yield_([])
 
@@ -159,8 +227,10 @@ class _Kernel:
             rhs = [vector.load(pair_type, packed, [panel, k2, index_constant(2 * LANES * j)])
                    for j in range(self.panel_vectors)]
             sums = []
+            pair_of = ir.VectorType.get([2], ir.BF16Type.get())
             for i, row in enumerate(row_index):
-                a = _pair_broadcast(lhs, row, k)
+                at = [k2, arith.muli(row, index_constant(2))] if self.lhs_transposed else [row, k]
+                a = _pair_broadcast(vector.load(pair_of, lhs, at))
                 sums += [_dot(loop.inner_iter_args[i * len(rhs) + j], a, b) for j, b in enumerate(rhs)]
             scf.yield_(sums)
         alpha = vector_splat(sums_type, self.scale) if self.scale != 1.0 else None
@@ -168,15 +238,22 @@ class _Kernel:
             vector.store(value if alpha is None else arith.mulf(value, alpha), out, [r, c])
 
 
+def _for(trips: int) -> scf.ForOp:
+    return scf.ForOp(index_constant(0), index_constant(trips), index_constant(1))
+
+
 def _parallel_for(trips: int) -> scf.ForOp:
-    loop = scf.ForOp(index_constant(0), index_constant(trips), index_constant(1))
+    loop = _for(trips)
     loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
     return loop
 
 
-def kernel_takes(rows: int, cols: int, inner: int) -> bool:
-    """Shapes the kernel multiplies: whole 16-column vectors and row pairs."""
-    return rows > 0 and cols > 0 and cols % LANES == 0 and inner > 0 and inner % 2 == 0
+def kernel_takes(rows: int, cols: int, inner: int, lhs_transposed: bool, rhs_transposed: bool) -> bool:
+    """Shapes the kernel multiplies: whole 16-column vectors and row pairs; a transposed lhs
+    in blocks of 16 rows, a transposed rhs in blocks of 16 pairs."""
+    if rows <= 0 or cols <= 0 or cols % LANES or inner <= 0 or inner % 2:
+        return False
+    return not (lhs_transposed and rows % LANES) and not (rhs_transposed and inner % (2 * LANES))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,8 +276,8 @@ class LowerBf16Gemms(ModulePass):
 
     def _kernel(self, op: ir.Operation, lhs: Matrix, rhs: Matrix, out: Matrix, zero_start: bool) -> _Kernel | None:
         rows, cols = out.major.size, out.minor.size
-        inner = lhs.minor.size
-        if lhs.transposed or rhs.transposed or not kernel_takes(rows, cols, inner):
+        inner = lhs.major.size if lhs.transposed else lhs.minor.size
+        if not kernel_takes(rows, cols, inner, lhs.transposed, rhs.transposed):
             return None
         scale = ir.FloatAttr(op.attributes[BLAS_ALPHA]).value if BLAS_ALPHA in op.attributes else 1.0
         if not zero_start and scale != 1.0:
@@ -210,7 +287,8 @@ class LowerBf16Gemms(ModulePass):
         if not fitting:
             return None
         block_rows, panel_vectors = fitting[0]
-        return _Kernel(rows, cols, inner, panel_vectors, block_rows, self.chunk_rows, zero_start, scale)
+        return _Kernel(rows, cols, inner, panel_vectors, block_rows, self.chunk_rows, zero_start, scale,
+                       lhs.transposed, rhs.transposed)
 
     def _rewrite(self, op: ir.Operation) -> None:
         planned = matrix_plan(op)
@@ -222,14 +300,19 @@ class LowerBf16Gemms(ModulePass):
         if kernel is None:
             return
         with ir.InsertionPoint(op), op.location:
-            packed = memref.alloc(kernel.packed_type(), [], [], alignment=64)
+            packed = [memref.alloc(t, [], [], alignment=64) for t in kernel.packed_types() if t is not None]
 
             def emit(batch_index: list[ir.Value]) -> None:
-                kernel.pack(matrix_view(rhs, batch_index), packed)
-                kernel.multiply(matrix_view(lhs, batch_index), packed, matrix_view(out, batch_index))
+                kernel.pack(matrix_view(rhs, batch_index), packed[0])
+                lhs_view = matrix_view(lhs, batch_index)
+                if kernel.lhs_transposed:
+                    kernel.pack_lhs(lhs_view, packed[1])
+                    lhs_view = packed[1]
+                kernel.multiply(lhs_view, packed[0], matrix_view(out, batch_index))
 
             nest(batch_sizes, [], emit)
-            memref.dealloc(packed)
+            for buffer in packed:
+                memref.dealloc(buffer)
         op.erase()
         if zero_fill is not None:
             zero_fill.erase()

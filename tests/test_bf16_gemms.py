@@ -80,15 +80,38 @@ def test_bf16_result_is_the_rounded_f32_product():
     assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
 
 
-@pytest.mark.parametrize("case", ["odd inner", "transposed rhs", "columns not whole vectors"])
+def test_transposed_operands():
+    """A dense layer's gradients: ``g @ w.T`` (rhs stored cols x inner, its pairs transposed
+    into the panels) and ``x.T @ g`` (lhs stored inner x rows, its row pairs interleaved)."""
+    x, w, g = _bf16(96, 256), _bf16(256, 160), _bf16(96, 160)
+    exe = _compile(lambda w, g: _matmul_f32(g, w.T), w, g)
+    _check_product(np.asarray(exe(w, g)), g, w.T)
+    assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
+    exe = _compile(lambda x, g: _matmul_f32(x.T, g), x, g)
+    _check_product(np.asarray(exe(x, g)), x.T, g)
+    assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
+
+
+def test_attention_scores():
+    """``q @ k.T / sqrt(d)`` over batch and heads: transposed rhs, folded scale."""
+    q, k = _bf16(2, 4, 128, 64), _bf16(2, 4, 128, 64)
+    exe = _compile(lambda q, k: jnp.einsum("bhqd,bhkd->bhqk", q, k, preferred_element_type=jnp.float32) / 8, q, k)
+    _check_product(np.asarray(exe(q, k)), q, np.swapaxes(k, -1, -2), scale=1 / 8)
+    assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
+
+
+@pytest.mark.parametrize("case", ["odd inner", "transposed rhs of 48 inner", "transposed lhs of 40 rows",
+                                  "columns not whole vectors"])
 def test_shapes_the_kernel_does_not_take_go_to_sgemm(case):
     fn, a, b = {
         "odd inner": (_matmul_f32, _bf16(64, 127), _bf16(127, 64)),
-        "transposed rhs": (lambda x, w: _matmul_f32(x, w.T), _bf16(64, 128), _bf16(64, 128)),
+        "transposed rhs of 48 inner": (lambda x, w: _matmul_f32(x, w.T), _bf16(64, 48), _bf16(64, 48)),
+        "transposed lhs of 40 rows": (lambda x, g: _matmul_f32(x.T, g), _bf16(128, 40), _bf16(128, 64)),
         "columns not whole vectors": (_matmul_f32, _bf16(64, 128), _bf16(128, 40)),
     }[case]
     exe = _compile(fn, a, b)
-    _check_product(np.asarray(exe(a, b)), a, b.T if case == "transposed rhs" else b)
+    lhs, rhs = (a, b.T) if "rhs" in case else (a.T, b) if "lhs" in case else (a, b)
+    _check_product(np.asarray(exe(a, b)), lhs, rhs)
     assert not _runs_on_bf16_dots(exe)
     assert "sgemm" in exe.ir("xhlo-lower-to-loops")
 

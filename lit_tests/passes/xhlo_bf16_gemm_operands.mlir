@@ -36,20 +36,84 @@ func.func @widened_product(%a: tensor<64x128xbf16>, %b: tensor<128x32xbf16>, %c:
 // -----
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
 #mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
 #nk = affine_map<(m, n, k) -> (n, k)>
 #mn = affine_map<(m, n, k) -> (m, n)>
 
-// A transposed rhs (x @ w.T) is left to sgemm, as are products of f32 data.
+// A transposed rhs (x @ w.T) read in place: the contraction reads the bf16 tensor
+// through the same map. A transposing extension (fusion folded a transpose into
+// the conversion) is read through the composed map. Products of f32 data stay.
+// CHECK: #map2 = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @transposed_rhs
+// CHECK-SAME: (%[[A:.*]]: tensor<64x128xbf16>, %[[W:.*]]: tensor<32x128xbf16>
+// CHECK: linalg.contract indexing_maps = [#map1, #map2, #map3] {xhlo.blas} ins(%[[A]], %[[W]] : tensor<64x128xbf16>, tensor<32x128xbf16>)
+// CHECK-LABEL: func.func @transposing_extension
+// CHECK-SAME: (%[[A:.*]]: tensor<64x128xbf16>, %[[W:.*]]: tensor<32x128xbf16>
+// CHECK: linalg.contract indexing_maps = [#map1, #map2, #map3] {xhlo.blas} ins(%[[A]], %[[W]] : tensor<64x128xbf16>, tensor<32x128xbf16>)
+// CHECK-LABEL: func.func @f32_data
 // CHECK: linalg.contract {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x128xf32>, tensor<32x128xf32>)
-func.func @transposed_rhs(%a: tensor<64x128xf32>, %w: tensor<32x128xbf16>, %c: tensor<64x32xf32>) -> tensor<64x32xf32> {
+func.func @transposed_rhs(%a: tensor<64x128xbf16>, %w: tensor<32x128xbf16>, %c: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %ea = tensor.empty() : tensor<64x128xf32>
+  %a32 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<64x128xbf16>) outs(%ea : tensor<64x128xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %e = arith.extf %x : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<64x128xf32>
   %ew = tensor.empty() : tensor<32x128xf32>
   %w32 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<32x128xbf16>) outs(%ew : tensor<32x128xf32>) {
   ^bb0(%x: bf16, %o: f32):
     %e = arith.extf %x : bf16 to f32
     linalg.yield %e : f32
   } -> tensor<32x128xf32>
-  %p = linalg.contract indexing_maps = [#mk, #nk, #mn] {xhlo.blas} ins(%a, %w32 : tensor<64x128xf32>, tensor<32x128xf32>) outs(%c : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %p = linalg.contract indexing_maps = [#mk, #nk, #mn] {xhlo.blas} ins(%a32, %w32 : tensor<64x128xf32>, tensor<32x128xf32>) outs(%c : tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %p : tensor<64x32xf32>
+}
+func.func @transposing_extension(%a: tensor<64x128xbf16>, %w: tensor<32x128xbf16>, %c: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %ea = tensor.empty() : tensor<64x128xf32>
+  %a32 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<64x128xbf16>) outs(%ea : tensor<64x128xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %e = arith.extf %x : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<64x128xf32>
+  %ew = tensor.empty() : tensor<128x32xf32>
+  %w32 = linalg.generic {indexing_maps = [#tr, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<32x128xbf16>) outs(%ew : tensor<128x32xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %e = arith.extf %x : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<128x32xf32>
+  %p = linalg.contract indexing_maps = [#mk, #kn, #mn] {xhlo.blas} ins(%a32, %w32 : tensor<64x128xf32>, tensor<128x32xf32>) outs(%c : tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %p : tensor<64x32xf32>
+}
+func.func @f32_data(%a: tensor<64x128xf32>, %w: tensor<32x128xf32>, %c: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %p = linalg.contract indexing_maps = [#mk, #nk, #mn] {xhlo.blas} ins(%a, %w : tensor<64x128xf32>, tensor<32x128xf32>) outs(%c : tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %p : tensor<64x32xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// A transposed rhs of 48 inner elements (not blocks of 32) is left to sgemm.
+// CHECK-LABEL: func.func @short_transposed_rhs
+// CHECK: linalg.contract {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x48xf32>, tensor<32x48xf32>)
+func.func @short_transposed_rhs(%a: tensor<64x48xbf16>, %w: tensor<32x48xbf16>, %c: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %ea = tensor.empty() : tensor<64x48xf32>
+  %a32 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<64x48xbf16>) outs(%ea : tensor<64x48xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %e = arith.extf %x : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<64x48xf32>
+  %ew = tensor.empty() : tensor<32x48xf32>
+  %w32 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<32x48xbf16>) outs(%ew : tensor<32x48xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %e = arith.extf %x : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<32x48xf32>
+  %p = linalg.contract indexing_maps = [#mk, #nk, #mn] {xhlo.blas} ins(%a32, %w32 : tensor<64x48xf32>, tensor<32x48xf32>) outs(%c : tensor<64x32xf32>) -> tensor<64x32xf32>
   return %p : tensor<64x32xf32>
 }

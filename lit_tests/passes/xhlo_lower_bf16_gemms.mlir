@@ -49,6 +49,7 @@ func.func @product(%a: memref<100x128xbf16>, %b: memref<128x64xbf16>, %c: memref
 // run twice, so 14 rows are a block of 12 and one of 2. A folded scale would
 // then scale what C held, so such a product stays.
 // CHECK-LABEL: func.func @accumulate
+// BLOCK12-LABEL: func.func @accumulate
 // CHECK: vector.load %{{.*}} : memref<14x16xf32, strided<[16, 1], offset: ?>>, vector<16xf32>
 // CHECK-COUNT-12: x86.avx512.dot
 // CHECK: vector.load %{{.*}} : memref<14x16xf32, strided<[16, 1], offset: ?>>, vector<16xf32>
@@ -62,5 +63,51 @@ func.func @accumulate(%a: memref<14x64xbf16>, %b: memref<64x16xbf16>, %c: memref
 }
 func.func @scaled_accumulate(%a: memref<12x64xbf16>, %b: memref<64x16xbf16>, %c: memref<12x16xf32>) {
   linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas, xhlo.blas_alpha = 5.000000e-01 : f32} ins(%a, %b : memref<12x64xbf16>, memref<64x16xbf16>) outs(%c : memref<12x16xf32>)
+  return
+}
+
+// -----
+
+// A transposed rhs (stored cols x inner, x @ w.T): per panel vector, blocks of 16
+// columns by 16 pairs, each column's 16 pairs one load, transposed by 4 x 16
+// shuffles into 16 stores of 16 columns' pairs.
+// CHECK-LABEL: func.func @transposed_rhs
+// CHECK: %[[PACKED:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x32x128xbf16>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-COUNT-16: vector.load %{{.*}} : memref<64x64xbf16, strided<[64, 1], offset: ?>>, vector<32xbf16>
+// CHECK-COUNT-64: vector.shuffle %{{.*}}, %{{.*}} [{{.*}}] : vector<16xi32>, vector<16xi32>
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[PACKED]]
+// CHECK: } {xhlo.parallel_loop}
+// CHECK: x86.avx512.dot
+func.func @transposed_rhs(%a: memref<24x64xbf16>, %w: memref<64x64xbf16>, %c: memref<24x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%c : memref<24x64xf32>)
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %w : memref<24x64xbf16>, memref<64x64xbf16>) outs(%c : memref<24x64xf32>)
+  return
+}
+
+// -----
+
+// A transposed lhs (stored inner x rows, x.T @ g): its row pairs interleaved into
+// a copy [k / 2][2 row + k % 2], from which the kernel broadcasts each pair.
+// CHECK-LABEL: func.func @transposed_lhs
+// CHECK: %[[PANELS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<1x32x128xbf16>
+// CHECK: %[[PAIRS:.*]] = memref.alloc() {alignment = 64 : i64} : memref<32x64xbf16>
+// CHECK: vector.shuffle
+// CHECK: } {xhlo.parallel_loop}
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xbf16>, vector<16xbf16>
+// CHECK: vector.store %{{.*}}, %[[PAIRS]]
+// CHECK: } {xhlo.parallel_loop}
+// CHECK: vector.load %[[PAIRS]][%{{.*}}, %{{.*}}] : memref<32x64xbf16>, vector<2xbf16>
+// CHECK: x86.avx512.dot
+// CHECK: memref.dealloc %[[PANELS]]
+// CHECK: memref.dealloc %[[PAIRS]]
+func.func @transposed_lhs(%x: memref<64x32xbf16>, %g: memref<64x64xbf16>, %c: memref<32x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%c : memref<32x64xf32>)
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%x, %g : memref<64x32xbf16>, memref<64x64xbf16>) outs(%c : memref<32x64xf32>)
   return
 }
