@@ -4,14 +4,21 @@
 converting both operands to f32, and ``sgemm`` multiplies the copies. Where the
 host has AVX512-BF16, ``xhlo-lower-bf16-gemms`` multiplies bf16 matrices
 itself at twice sgemm's rate, with no f32 copies. For a ``linalg.contract``
-tagged ``xhlo.blas`` with an f32 result whose inputs are both elementwise
-extensions of bf16 tensors (a ``linalg.generic`` yielding ``arith.extf`` of
-its one input, which fusion may have given a transposing map: ``x @ w.T``),
-this pass makes the contraction read the bf16 tensors (through the composed
-maps); a conversion nothing else reads is then dead. It does so only for the
-shapes that kernel takes (``kernel_takes``): whole 16-column vectors, an even
-number of inner elements, a transposed lhs in blocks of 16 rows and a
-transposed rhs in blocks of 32 inner elements.
+tagged ``xhlo.blas`` with an f32 result whose inputs are both f32 forms of
+bf16 data, this pass makes the contraction read the bf16 data; a conversion
+nothing else reads is then dead. The f32 forms it sees through:
+
+* an elementwise extension (a ``linalg.generic`` yielding ``arith.extf`` of its
+  one input), which fusion may have given a transposing map (``x @ w.T``): the
+  contraction reads the bf16 tensor through the composed map;
+* a reshape of such an extension: the same reshape of the bf16 tensor;
+* an elementwise op that computes in f32 and yields ``extf(truncf(v))`` (a bf16
+  layer norm or activation before a bf16 matmul): a clone of it yields the
+  bf16 ``truncf(v)``.
+
+It does so only for the shapes the kernel takes (``kernel_takes``): whole
+16-column vectors, an even number of inner elements, a transposed lhs in
+blocks of 16 rows and a transposed rhs in blocks of 32 inner elements.
 """
 
 from __future__ import annotations
@@ -19,19 +26,37 @@ from __future__ import annotations
 import dataclasses
 
 from xhlo import host
-from xhlo._mlir import arith, ir, linalg
+from xhlo._mlir import arith, ir, linalg, tensor
 
 from .base import ModulePass, defining_op, walk_ops
 from .lower_bf16_gemms import kernel_takes
 from .prepare_gemms import BLAS_TAG, _dims, classify
 
+_RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
+
 
 def _bf16_source(value: ir.Value, read: ir.AffineMap) -> tuple[ir.Value, ir.AffineMap] | None:
     """The bf16 tensor ``value`` (read through ``read``) extends elementwise to f32, and
     the map through which the contraction then reads it (a transposing extension's
-    permutation folded in); None if ``value`` is no such extension."""
+    permutation folded in; a reshape of an extension is the same reshape of the bf16
+    tensor, made before the contraction); None if ``value`` is no such extension."""
     producer = defining_op(value)
-    if producer is None or producer.name != "linalg.generic" or len(producer.operands) != 2:
+    if producer is not None and producer.name in _RESHAPES:
+        inner = _bf16_source(producer.operands[0], ir.AffineMap.get_identity(len(ir.RankedTensorType(producer.operands[0].type).shape)))
+        if inner is None or inner[1] != ir.AffineMap.get_identity(inner[1].n_dims):
+            return None
+        reshaped_type = ir.RankedTensorType.get(ir.RankedTensorType(value.type).shape, ir.BF16Type.get())
+        with ir.InsertionPoint(producer), producer.location:
+            reshaped = ir.Operation.create(producer.name, results=[reshaped_type],
+                                           operands=[inner[0], *list(producer.operands)[1:]],
+                                           attributes={n: producer.attributes[n] for n in producer.attributes})
+        return reshaped.results[0], read
+    if producer is None or producer.name != "linalg.generic" or len(producer.results) != 1:
+        return None
+    rounded = _rounded_to_bf16(producer)
+    if rounded is not None:
+        return rounded, read
+    if len(producer.operands) != 2:
         return None
     source_map, result_map = (ir.AffineMapAttr(m).value for m in producer.attributes["indexing_maps"])
     permutation = _dims(source_map)
@@ -45,6 +70,37 @@ def _bf16_source(value: ir.Value, read: ir.AffineMap) -> tuple[ir.Value, ir.Affi
             or str(ir.RankedTensorType(source.type).element_type) != "bf16":
         return None
     return source, ir.AffineMap.get(read.n_dims, 0, [read.results[p] for p in permutation])
+
+
+def _rounded_to_bf16(producer: ir.Operation) -> ir.Value | None:
+    """For an elementwise generic yielding ``extf(truncf(v))`` (bf16 data computed in f32:
+    a layer norm before a bf16 matmul), the same generic yielding the bf16 ``truncf(v)``
+    (a clone before it), None for any other op."""
+    block = producer.regions[0].blocks[0]
+    done = list(block.operations)[-1].operation
+    ext = defining_op(done.operands[0])
+    if ext is None or ext.name != "arith.extf" or ext.block != block:
+        return None
+    rounded = ext.operands[0]
+    truncation = defining_op(rounded)
+    if truncation is None or truncation.name != "arith.truncf" or str(rounded.type) != "bf16" or any("reduction" in str(t) for t in producer.attributes["iterator_types"]):
+        return None
+    out = producer.operands[len(producer.operands) - 1]
+    if any(True for _ in list(block.arguments)[-1].uses) or defining_op(out) is None or defining_op(out).name != "tensor.empty":
+        return None  # the generic reads its init: not a plain elementwise op
+    shape = ir.RankedTensorType(out.type).shape
+    with ir.InsertionPoint(producer), producer.location:
+        empty = tensor.EmptyOp(shape, ir.BF16Type.get()).result
+        clone = producer.clone()
+        clone.operands[len(clone.operands) - 1] = empty
+    clone.results[0].set_type(ir.RankedTensorType.get(shape, ir.BF16Type.get()))
+    clone_block = clone.regions[0].blocks[0]
+    list(clone_block.arguments)[-1].set_type(ir.BF16Type.get())
+    clone_done = list(clone_block.operations)[-1].operation
+    clone_ext = defining_op(clone_done.operands[0])
+    clone_done.operands[0] = clone_ext.operands[0]
+    clone_ext.erase()
+    return clone.results[0]
 
 
 def _size(shape: list[int], dims: list[int], run: tuple[int, ...]) -> int:

@@ -81,15 +81,19 @@ def test_bf16_result_is_the_rounded_f32_product():
 
 
 def test_transposed_operands():
-    """A dense layer's gradients: ``g @ w.T`` (rhs stored cols x inner, its pairs transposed
-    into the panels) and ``x.T @ g`` (lhs stored inner x rows, its row pairs interleaved)."""
+    """A dense layer's gradients as JAX's autodiff writes them (dot_general contracting the
+    stored dims, no transposed copy): ``g @ w.T`` reads w stored cols x inner (its pairs
+    transposed into the panels), ``x.T @ g`` reads x stored inner x rows (its row pairs
+    interleaved into a copy)."""
     x, w, g = _bf16(96, 256), _bf16(256, 160), _bf16(96, 160)
-    exe = _compile(lambda w, g: _matmul_f32(g, w.T), w, g)
+    exe = _compile(lambda w, g: jnp.einsum("mk,nk->mn", g, w, preferred_element_type=jnp.float32), w, g)
     _check_product(np.asarray(exe(w, g)), g, w.T)
     assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
-    exe = _compile(lambda x, g: _matmul_f32(x.T, g), x, g)
+    assert ("vector<16xi32>, vector<16xi32>" in exe.ir("xhlo-lower-to-loops")) == HAS_BF16_DOT  # the transposes
+    exe = _compile(lambda x, g: jnp.einsum("km,kn->mn", x, g, preferred_element_type=jnp.float32), x, g)
     _check_product(np.asarray(exe(x, g)), x.T, g)
     assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
+    assert ("memref<48x512xbf16>" in exe.ir("xhlo-lower-to-loops")) == HAS_BF16_DOT  # the lhs's pairs
 
 
 def test_attention_scores():
@@ -105,8 +109,10 @@ def test_attention_scores():
 def test_shapes_the_kernel_does_not_take_go_to_sgemm(case):
     fn, a, b = {
         "odd inner": (_matmul_f32, _bf16(64, 127), _bf16(127, 64)),
-        "transposed rhs of 48 inner": (lambda x, w: _matmul_f32(x, w.T), _bf16(64, 48), _bf16(64, 48)),
-        "transposed lhs of 40 rows": (lambda x, g: _matmul_f32(x.T, g), _bf16(128, 40), _bf16(128, 64)),
+        "transposed rhs of 48 inner": (lambda x, w: jnp.einsum("mk,nk->mn", x, w, preferred_element_type=jnp.float32),
+                                       _bf16(64, 48), _bf16(64, 48)),
+        "transposed lhs of 40 rows": (lambda x, g: jnp.einsum("km,kn->mn", x, g, preferred_element_type=jnp.float32),
+                                      _bf16(128, 40), _bf16(128, 64)),
         "columns not whole vectors": (_matmul_f32, _bf16(64, 128), _bf16(128, 40)),
     }[case]
     exe = _compile(fn, a, b)
@@ -123,4 +129,24 @@ def test_conversions_read_elsewhere_stay():
     product, widened = exe(a, b)
     _check_product(np.asarray(product), a, b)
     np.testing.assert_array_equal(widened, a.astype(np.float32))
+    assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
+
+
+def test_bf16_results_of_f32_math_feed_the_kernel():
+    """A bf16 layer norm computes in f32 and rounds to bf16 before the bf16 product: the
+    product reads the rounded bf16 values (the layer norm yields them), split into heads."""
+    x, w = _bf16(2, 64, 128), _bf16(128, 128)
+
+    def fn(x, w):
+        mean = x.mean(-1, keepdims=True)
+        normed = (x - mean) * jax.lax.rsqrt(((x - mean) ** 2).mean(-1, keepdims=True) + 1e-5)
+        return (normed.astype(jnp.bfloat16) @ w).reshape(2, 64, 4, 32).transpose(0, 2, 1, 3)
+
+    exe = _compile(fn, x, w)
+    out = np.asarray(exe(x, w), np.float32).transpose(0, 2, 1, 3).reshape(2, 64, 128)
+    x64 = x.astype(np.float64)
+    normed = (x64 - x64.mean(-1, keepdims=True)) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5)
+    w64 = w.astype(np.float64)
+    # bf16 rounding of the normalized values and of the result: a few 2**-8 of |normed| @ |w|
+    assert np.all(abs(out - normed @ w64) <= 2.0 ** -6 * (abs(normed) @ abs(w64)))
     assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT

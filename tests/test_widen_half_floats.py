@@ -44,3 +44,20 @@ def test_chain_rounds_after_every_op_and_vectorizes():
     np.testing.assert_array_equal(exe(x, y).view(np.uint16), expected.view(np.uint16))
     vectorized = exe.ir("xhlo-fuse-and-vectorize")
     assert "arith.extf" in vectorized and "to vector<32xf32>" in vectorized and "math.tanh %" in vectorized
+
+
+@pytest.mark.parametrize("dtype", [BF16, np.float16])
+def test_max_and_min_reductions_run_on_f32(dtype):
+    """Row maxima (a softmax's) and max pooling select one of their operands: on f32, with
+    an f32 combiner (vectorized), they equal the half-float reductions bit for bit."""
+    x = np.random.default_rng(2).standard_normal((64, 1000)).astype(dtype)
+    exe = xhlo.compile(export.export(jax.jit(lambda x: (x.max(-1), x.min(0))), platforms=["cpu"])(x), keep_ir=True)
+    row_max, col_min = exe(x)
+    np.testing.assert_array_equal(row_max.view(np.uint16), x.max(-1).view(np.uint16))
+    np.testing.assert_array_equal(col_min.view(np.uint16), x.min(0).view(np.uint16))
+    prepared = exe.ir("xhlo-stablehlo-prepare")
+    for combiner in ("maximum", "minimum"):
+        assert f"applies stablehlo.{combiner} across dimensions" in prepared
+        assert f"stablehlo.{combiner} across dimensions = [{1 if combiner == 'maximum' else 0}] : (tensor<64x1000xf32>" in prepared
+    pooled = _compile(lambda x: jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 4), (1, 4), "VALID"), x)
+    np.testing.assert_array_equal(pooled(x).view(np.uint16), x.reshape(64, 250, 4).max(-1).view(np.uint16))

@@ -117,3 +117,43 @@ func.func @short_transposed_rhs(%a: tensor<64x48xbf16>, %w: tensor<32x48xbf16>, 
   %p = linalg.contract indexing_maps = [#mk, #nk, #mn] {xhlo.blas} ins(%a32, %w32 : tensor<64x48xf32>, tensor<32x48xf32>) outs(%c : tensor<64x32xf32>) -> tensor<64x32xf32>
   return %p : tensor<64x32xf32>
 }
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+
+// bf16 data computed in f32 (an op yielding extf(truncf(v))): a clone yields the bf16
+// values, and the product reads them. A reshape of an extension is the same reshape of
+// the bf16 tensor.
+// CHECK-LABEL: func.func @rounded_and_reshaped
+// CHECK-SAME: (%[[X:.*]]: tensor<64x128xf32>, %[[W:.*]]: tensor<128x4x8xbf16>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<64x128xbf16>
+// CHECK: %[[XB:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<64x128xf32>) outs(%[[E]] : tensor<64x128xbf16>)
+// CHECK: math.tanh
+// CHECK: %[[T:.*]] = arith.truncf
+// CHECK-NEXT: linalg.yield %[[T]] : bf16
+// CHECK: %[[WB:.*]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2]] : tensor<128x4x8xbf16> into tensor<128x32xbf16>
+// CHECK: linalg.contract {{.*}} {xhlo.blas} ins(%[[XB]], %[[WB]] : tensor<64x128xbf16>, tensor<128x32xbf16>)
+func.func @rounded_and_reshaped(%x: tensor<64x128xf32>, %w: tensor<128x4x8xbf16>, %c: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %ex = tensor.empty() : tensor<64x128xf32>
+  %x32 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x128xf32>) outs(%ex : tensor<64x128xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.tanh %v : f32
+    %r = arith.truncf %t : f32 to bf16
+    %e = arith.extf %r : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<64x128xf32>
+  %ew = tensor.empty() : tensor<128x4x8xf32>
+  %w32 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%w : tensor<128x4x8xbf16>) outs(%ew : tensor<128x4x8xf32>) {
+  ^bb0(%v: bf16, %o: f32):
+    %e = arith.extf %v : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<128x4x8xf32>
+  %wc = tensor.collapse_shape %w32 [[0], [1, 2]] : tensor<128x4x8xf32> into tensor<128x32xf32>
+  %p = linalg.contract indexing_maps = [#mk, #kn, #mn] {xhlo.blas} ins(%x32, %wc : tensor<64x128xf32>, tensor<128x32xf32>) outs(%c : tensor<64x32xf32>) -> tensor<64x32xf32>
+  return %p : tensor<64x32xf32>
+}

@@ -323,3 +323,30 @@ func.func @attention_values(%v: tensor<2x128x4x32xf32>, %p: tensor<1x2x4x128x128
   } -> tensor<2x4x32x1x128xf32>
   return %r : tensor<2x4x32x1x128xf32>
 }
+
+// -----
+
+// Fusion pulled a product's factors into its multiply-add body (a scaled tanh of x,
+// a bf16 -> f32 conversion of w): they are computed in elementwise generics of their
+// own again, each over the loops it reads, in its largest input's order, and the
+// product of their results is a tagged contraction.
+// CHECK-LABEL: func.func @fused_factors
+// CHECK-SAME: (%[[X:.*]]: tensor<64x96xf32>, %[[G:.*]]: tensor<96xf32>, %[[W:.*]]: tensor<96x80xbf16>
+// CHECK: %[[XS:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[G]] : tensor<64x96xf32>, tensor<96xf32>) outs(%{{.*}} : tensor<64x96xf32>)
+// CHECK: math.tanh
+// CHECK: arith.mulf
+// CHECK: %[[WF:.*]] = linalg.generic {{.*}} ins(%[[W]] : tensor<96x80xbf16>) outs(%{{.*}} : tensor<96x80xf32>)
+// CHECK: arith.extf
+// CHECK: linalg.contract {{.*}} {xhlo.blas} ins(%[[XS]], %[[WF]] : tensor<64x96xf32>, tensor<96x80xf32>)
+func.func @fused_factors(%x: tensor<64x96xf32>, %g: tensor<96xf32>, %w: tensor<96x80xbf16>, %c: tensor<64x80xf32>) -> tensor<64x80xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %g, %w : tensor<64x96xf32>, tensor<96xf32>, tensor<96x80xbf16>) outs(%c : tensor<64x80xf32>) {
+  ^bb0(%a: f32, %s: f32, %b: bf16, %acc: f32):
+    %t = math.tanh %a : f32
+    %ts = arith.mulf %t, %s : f32
+    %bw = arith.extf %b : bf16 to f32
+    %p = arith.mulf %ts, %bw : f32
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<64x80xf32>
+  return %0 : tensor<64x80xf32>
+}

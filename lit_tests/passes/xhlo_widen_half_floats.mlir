@@ -1,8 +1,9 @@
 // RUN: xhlo-opt %s --xhlo-widen-half-floats --split-input-file | FileCheck %s
 
 // A bf16 chain: each op gets f32 operands and is rounded back to bf16 after it
-// (the next op widens that again). Data movement (the reshape) and the combiner
-// of a reduction keep bf16.
+// (the next op widens that again). Data movement (the reshape) keeps bf16; a
+// reduction by max runs on f32 with an f32 combiner (it selects an operand, so
+// the result rounds back to the same value).
 
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: %[[X:[a-zA-Z0-9_]+]]: tensor<4x8xbf16>
@@ -13,8 +14,11 @@
 // CHECK: %[[W3:.*]] = stablehlo.convert %[[X]] : (tensor<4x8xbf16>) -> tensor<4x8xf32>
 // CHECK: %[[M:.*]] = stablehlo.multiply %[[W2]], %[[W3]] : tensor<4x8xf32>
 // CHECK: %[[N2:.*]] = stablehlo.convert %[[M]] : (tensor<4x8xf32>) -> tensor<4x8xbf16>
-// CHECK: stablehlo.reshape %[[N2]] : (tensor<4x8xbf16>) -> tensor<32xbf16>
-// CHECK: stablehlo.reduce(%{{.*}} init: %{{.*}}) applies stablehlo.maximum across dimensions = [0] : (tensor<32xbf16>, tensor<bf16>) -> tensor<bf16>
+// CHECK: %[[R:.*]] = stablehlo.reshape %[[N2]] : (tensor<4x8xbf16>) -> tensor<32xbf16>
+// CHECK: %[[RW:.*]] = stablehlo.convert %[[R]] : (tensor<32xbf16>) -> tensor<32xf32>
+// CHECK: %[[IW:.*]] = stablehlo.convert %{{.*}} : (tensor<bf16>) -> tensor<f32>
+// CHECK: %[[MAX:.*]] = stablehlo.reduce(%[[RW]] init: %[[IW]]) applies stablehlo.maximum across dimensions = [0] : (tensor<32xf32>, tensor<f32>) -> tensor<f32>
+// CHECK: stablehlo.convert %[[MAX]] : (tensor<f32>) -> tensor<bf16>
 func.func @chain(%x: tensor<4x8xbf16>) -> (tensor<32xbf16>, tensor<bf16>) {
   %t = stablehlo.tanh %x : tensor<4x8xbf16>
   %m = stablehlo.multiply %t, %x : tensor<4x8xbf16>
@@ -41,4 +45,19 @@ func.func @compare_f16(%a: tensor<16xf16>, %b: tensor<16xf16>, %c: tensor<16xf32
   %gt = stablehlo.compare GT, %a, %b : (tensor<16xf16>, tensor<16xf16>) -> tensor<16xi1>
   %s = stablehlo.add %c, %c : tensor<16xf32>
   return %gt, %s : tensor<16xi1>, tensor<16xf32>
+}
+
+// -----
+
+// A sum keeps its bf16 combiner (widening would change its rounding).
+// CHECK-LABEL: func.func @sum_stays
+// CHECK: stablehlo.reduce(%{{.*}} init: %{{.*}}) applies stablehlo.add across dimensions = [0] : (tensor<32xbf16>, tensor<bf16>) -> tensor<bf16>
+func.func @sum_stays(%x: tensor<32xbf16>) -> tensor<bf16> {
+  %init = stablehlo.constant dense<0.0> : tensor<bf16>
+  %sum = stablehlo.reduce(%x init: %init) across dimensions = [0] : (tensor<32xbf16>, tensor<bf16>) -> tensor<bf16>
+    reducer(%a: tensor<bf16>, %b: tensor<bf16>) {
+      %c = stablehlo.add %a, %b : tensor<bf16>
+      stablehlo.return %c : tensor<bf16>
+    }
+  return %sum : tensor<bf16>
 }
