@@ -1,6 +1,6 @@
 """xhlo next to XLA:CPU on the same exported programs.
 
-    python benchmarks/run.py [--quick] [--only NAME[,NAME...]] [--budget 60]
+    python benchmarks/run.py [--quick] [--bf16] [--only NAME[,NAME...]] [--budget 60]
 
 Each workload runs in a worker process: the function is exported with
 ``jax.export``, compiled by xhlo and by XLA (``jax.jit``), one after the other
@@ -11,7 +11,10 @@ workload as timed out, so nothing hangs. Times are
 medians of repeated samples (the machine is shared: expect noise). Results go
 to ``benchmarks/results/<time>.json`` and ``latest.json``; a PNG of the
 xhlo/XLA ratios is written next to them (``--plot`` puts it elsewhere,
-``--compare OLD.json`` draws an earlier run beside it).
+``--compare OLD.json`` draws an earlier run beside it). ``--bf16`` runs every
+workload on bf16 data instead (its float32 inputs cast to bf16, so its
+parameters and activations are bf16, as in a bf16 model), checked within a
+bf16 tolerance (at least 2**-6, relative and absolute).
 """
 
 from __future__ import annotations
@@ -129,8 +132,12 @@ def warm_up_compilers() -> None:
     xhlo.compile(export.export(jax.jit(small), platforms=["cpu"])(*args), keep_ir=False, cache=False)
 
 
-def worker(name: str, quick: bool) -> None:
+BF16_TOLERANCE = 2.0 ** -6  # a few bf16 roundings (2**-8 each) apart
+
+
+def worker(name: str, quick: bool, bf16: bool = False) -> None:
     import jax
+    import ml_dtypes
     import numpy as np
     from jax import export
     from workloads import BY_NAME
@@ -139,6 +146,10 @@ def worker(name: str, quick: bool) -> None:
     samples, min_sample = (3, 0.02) if quick else (7, 0.1)
     measure_budget = 5.0 if quick else 20.0
     inputs = workload.make_inputs(np.random.default_rng(0))
+    rtol, atol = workload.rtol, workload.atol
+    if bf16:
+        inputs = [a.astype(ml_dtypes.bfloat16) if a.dtype == np.float32 else a for a in inputs]
+        rtol, atol = max(rtol, BF16_TOLERANCE), max(atol, BF16_TOLERANCE)
     bytes_in = sum(a.nbytes for a in inputs)
 
     jitted = jax.jit(workload.fn)
@@ -173,7 +184,7 @@ def worker(name: str, quick: bool) -> None:
     result = exe(*inputs)
     first = time.perf_counter() - t0
     actual = list(result) if isinstance(result, tuple) else [result]
-    ok, worst = check_close(actual, expected, workload.rtol, workload.atol)
+    ok, worst = check_close(actual, expected, rtol, atol)
     emit("xhlo_check", ok=ok, worst=worst, first_call_seconds=first)
     xhlo_s, xhlo_samples = median_seconds(
         lambda: exe(*inputs), samples=samples, min_sample_s=min_sample, budget_s=measure_budget,
@@ -190,12 +201,13 @@ def _read_lines(stream, sink: queue.Queue) -> None:
     sink.put(None)
 
 
-def run_workload(name: str, quick: bool, budget: float) -> dict:
+def run_workload(name: str, quick: bool, budget: float, bf16: bool = False) -> dict:
     """Run one workload in a worker; from xhlo's compile on, it gets ``budget`` seconds."""
-    result: dict = {"name": name}
+    result: dict = {"name": name, "bf16": bf16}
+    flags = (["--quick"] if quick else []) + (["--bf16"] if bf16 else [])
     with tempfile.TemporaryFile("w+") as stderr:
         proc = subprocess.Popen(
-            [sys.executable, str(Path(__file__).resolve()), "--worker", name] + (["--quick"] if quick else []),
+            [sys.executable, str(Path(__file__).resolve()), "--worker", name] + flags,
             stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=HERE,
         )
         lines: queue.Queue = queue.Queue()
@@ -244,7 +256,8 @@ def summarize(result: dict, workload) -> dict:
         "xhlo_compile_s": result.get("xhlo_compile", {}).get("compile_seconds"),
         "xhlo_stage_s": result.get("xhlo_compile", {}).get("stages"),
         "check_worst": result.get("xhlo_check", {}).get("worst"),
-        "bytes": workload.traffic or jax.get("bytes"),
+        # a workload's own count of bytes assumes float32 data: on bf16, what the call reads and writes
+        "bytes": (None if result.get("bf16") else workload.traffic) or jax.get("bytes"),
         "flops": workload.flops or None,
     }
     row["ratio"] = row["xhlo_ms"] / row["xla_ms"] if row["xhlo_ms"] and row["xla_ms"] else None
@@ -361,6 +374,7 @@ def main() -> int:
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="fewer, shorter samples")
+    p.add_argument("--bf16", action="store_true", help="the workloads on bf16 data (float32 inputs cast)")
     p.add_argument("--only", action="append", default=[], help="workload name(s), comma-separated")
     p.add_argument("--budget", type=float, default=60.0, help="seconds for xhlo's compile + runs per workload")
     p.add_argument("--plot", type=Path, help="where to write the PNG (default: results/ratios.png)")
@@ -369,7 +383,7 @@ def main() -> int:
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.worker:
-        worker(args.worker, args.quick)
+        worker(args.worker, args.quick, args.bf16)
         return 0
     if args.list:
         for w in WORKLOADS:
@@ -384,11 +398,11 @@ def main() -> int:
     rows = []
     for name in names:
         print(f"[{name}] ...", file=sys.stderr, flush=True)
-        rows.append(summarize(run_workload(name, args.quick, args.budget), BY_NAME[name]))
+        rows.append(summarize(run_workload(name, args.quick, args.budget, args.bf16), BY_NAME[name]))
     print_table(rows)
     RESULTS.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    record = {"time": stamp, "quick": args.quick, "peak_gflops": PEAK_GFLOPS, "peak_gbps": PEAK_GBPS,
+    record = {"time": stamp, "quick": args.quick, "bf16": args.bf16, "peak_gflops": PEAK_GFLOPS, "peak_gbps": PEAK_GBPS,
               "openblas_kernels": kernels, "rows": rows}
     for target in (RESULTS / f"{stamp}.json", RESULTS / "latest.json"):
         target.write_text(json.dumps(record, indent=1))

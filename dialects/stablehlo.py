@@ -489,8 +489,8 @@ def scalar_constant(value: ir.Value):
     elem = element_type(value)
     if isinstance(elem, ir.IntegerType):
         return int(ir.DenseIntElementsAttr(attr)[0]) % (2 ** ir.IntegerType(elem).width)
-    if isinstance(elem, ir.FloatType):
-        return float(ir.DenseFPElementsAttr(attr)[0])
+    if isinstance(elem, ir.FloatType):  # a 0-d constant is a splat (which reads bf16 too)
+        return float(ir.FloatAttr(ir.DenseElementsAttr(attr).get_splat_value()).value)
     return None
 
 

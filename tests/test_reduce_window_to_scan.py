@@ -9,6 +9,7 @@ those are checked against the StableHLO reference interpreter.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 import xhlo
@@ -17,7 +18,7 @@ from xhlo.passes.reduce_window_to_scan import EXACT_SUFFIX_MAX
 
 RNG = np.random.default_rng(77)
 ELEM = {np.float32: "f32", np.float64: "f64", np.int32: "i32", np.int8: "i8", np.uint8: "ui8",
-        np.int64: "i64", np.bool_: "i1"}
+        np.int64: "i64", np.bool_: "i1", ml_dtypes.bfloat16: "bf16", np.float16: "f16"}
 REDUCERS = {"add": np.cumsum, "multiply": np.cumprod, "maximum": np.maximum.accumulate,
             "minimum": np.minimum.accumulate}
 
@@ -139,6 +140,18 @@ def test_a_million_elements_scan_in_linear_time():
     exe = xhlo.compile(window_module(x.shape, np.float32, 0, "add", "0.0"))
     got = exe(x)
     np.testing.assert_allclose(got, np.cumsum(x, dtype=np.float64), rtol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
+@pytest.mark.parametrize("shape,dim", [((2**20,), 0), ((40, 16), 0)])
+def test_half_float_scans_round_every_step(dtype, shape, dim):
+    """A bf16/f16 cumsum of a million elements scans too (the window lowering had not
+    finished in 60 s), rounding its running sum after every step as the window's own
+    arithmetic does: bit for bit numpy's accumulation in the same type."""
+    x = RNG.uniform(0, 1, shape).astype(dtype)
+    exe = xhlo.compile(window_module(shape, dtype, dim, "add", "0.0"), keep_ir=True)
+    assert _scanned(exe)
+    np.testing.assert_array_equal(exe(x).view(np.uint16), np.cumsum(x, axis=dim, dtype=dtype).view(np.uint16))
 
 
 @pytest.mark.parametrize("dtype,op,init", [(np.int32, "add", "0"), (np.uint8, "maximum", "0"), (np.bool_, "xor", "false")])

@@ -61,3 +61,17 @@ def test_max_and_min_reductions_run_on_f32(dtype):
         assert f"stablehlo.{combiner} across dimensions = [{1 if combiner == 'maximum' else 0}] : (tensor<64x1000xf32>" in prepared
     pooled = _compile(lambda x: jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 4), (1, 4), "VALID"), x)
     np.testing.assert_array_equal(pooled(x).view(np.uint16), x.reshape(64, 250, 4).max(-1).view(np.uint16))
+
+
+@pytest.mark.parametrize("dtype", [BF16, np.float16])
+def test_argmax_and_argmin_run_on_f32(dtype):
+    """JAX's argmax/argmin reduce (value, index) pairs with compares and selects: on f32 they
+    pick the same elements, NaN first included (1024x4096 bf16 argmax: 22.5 -> 1.7 ms)."""
+    x = np.random.default_rng(3).standard_normal((256, 1000)).astype(dtype)
+    x[3, 7] = np.nan
+    fn = jax.jit(lambda x: (jnp.argmax(x, axis=1), jnp.argmin(x, axis=0)))
+    exe = xhlo.compile(export.export(fn, platforms=["cpu"])(x), keep_ir=True)
+    for got, expected in zip(exe(x), fn(x)):
+        np.testing.assert_array_equal(got, np.asarray(expected))
+    prepared = exe.ir("xhlo-stablehlo-prepare")
+    assert prepared.count("stablehlo.reduce(") == 2 and "tensor<256x1000xf32>, tensor<256x1000xi32>" in prepared

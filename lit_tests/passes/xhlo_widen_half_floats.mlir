@@ -61,3 +61,27 @@ func.func @sum_stays(%x: tensor<32xbf16>) -> tensor<bf16> {
     }
   return %sum : tensor<bf16>
 }
+
+// -----
+
+// An argmax's (value, index) reduction compares and selects only: it runs on f32,
+// its index operand as it is, its values rounded back (exactly).
+// CHECK-LABEL: func.func @argmax
+// CHECK: %[[V:.*]] = stablehlo.convert %{{.*}} : (tensor<8x16xbf16>) -> tensor<8x16xf32>
+// CHECK: %[[R:.*]]:2 = stablehlo.reduce(%[[V]] init: %{{.*}}), (%{{.*}} init: %{{.*}}) across dimensions = [1] : (tensor<8x16xf32>, tensor<8x16xi32>, tensor<f32>, tensor<i32>) -> (tensor<8xf32>, tensor<8xi32>)
+// CHECK: reducer(%[[A:.*]]: tensor<f32>, %[[B:.*]]: tensor<f32>) (%{{.*}}: tensor<i32>, %{{.*}}: tensor<i32>)
+// CHECK: stablehlo.compare GT, %[[A]], %[[B]], FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK: stablehlo.select %{{.*}}, %[[A]], %[[B]] : tensor<i1>, tensor<f32>
+// CHECK: stablehlo.convert %[[R]]#0 : (tensor<8xf32>) -> tensor<8xbf16>
+func.func @argmax(%x: tensor<8x16xbf16>, %i: tensor<8x16xi32>) -> (tensor<8xbf16>, tensor<8xi32>) {
+  %vinit = stablehlo.constant dense<0xFF80> : tensor<bf16>
+  %iinit = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.reduce(%x init: %vinit), (%i init: %iinit) across dimensions = [1] : (tensor<8x16xbf16>, tensor<8x16xi32>, tensor<bf16>, tensor<i32>) -> (tensor<8xbf16>, tensor<8xi32>)
+    reducer(%a: tensor<bf16>, %b: tensor<bf16>) (%ia: tensor<i32>, %ib: tensor<i32>) {
+      %gt = stablehlo.compare GT, %a, %b, FLOAT : (tensor<bf16>, tensor<bf16>) -> tensor<i1>
+      %v = stablehlo.select %gt, %a, %b : tensor<i1>, tensor<bf16>
+      %j = stablehlo.select %gt, %ia, %ib : tensor<i1>, tensor<i32>
+      stablehlo.return %v, %j : tensor<bf16>, tensor<i32>
+    }
+  return %r#0, %r#1 : tensor<8xbf16>, tensor<8xi32>
+}
