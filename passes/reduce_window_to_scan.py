@@ -30,8 +30,11 @@ it, combined with each slab of the operand by the body on tensors (read
 in order, vectorized).
 f32/f64, bf16/f16 and integers (bool included) are scanned; f8 types keep the
 window lowering (xhlo-emulate-small-floats rewrites their StableHLO ops, not the
-scan's arith ops). A bf16/f16 scan rounds its running value after every step, as
-the window's own arithmetic does (a 1M bf16 cumsum had not finished in 60 s). A forward scan combines in the window's own order; a reverse one
+scan's arith ops). A bf16/f16 scan carries its running value in f32 and rounds
+each result, as XLA:CPU computes half-float arithmetic in f32: a running bf16
+sum of a million values in [0, 1) stops growing near 256, where each addend is
+under half a unit in the last place (and the window lowering of a 1M bf16
+cumsum had not finished in 60 s). A forward scan combines in the window's own order; a reverse one
 does not, which StableHLO allows (the order of a reduction is unspecified),
 but a suffix window of at most ``EXACT_SUFFIX_MAX`` elements whose body is not
 exactly associative (float sums, products, log-add-exp) keeps the window
@@ -273,11 +276,16 @@ def _lower(op: ir.Operation, window: PrefixWindow) -> None:
     x, init = op.operands
     body = op.regions[0]
     inner = math.prod(sh.shape_of(x)[window.dim + 1 :])
+    elem = sh.element_type(x)
     with ir.InsertionPoint(op), op.location:
+        if sh.is_half_float(elem):  # a running value in f32, each result rounded
+            x, init = sh.convert(x, ir.F32Type.get()), sh.convert(init, ir.F32Type.get())
         if inner >= ROW_SCAN_MIN:
             result = _scan_rows(x, init, window.dim, window.reverse, body)
         else:
             result = _scan(x, init, window.dim, window.reverse, _scalar_combine(body, sh.element_type(x)))
+        if sh.is_half_float(elem):
+            result = sh.convert(result, elem)
     op.results[0].replace_all_uses_with(result)
     op.erase()
 

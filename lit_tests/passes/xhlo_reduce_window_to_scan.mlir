@@ -189,12 +189,13 @@ func.func @long_reverse_cumsum(%x: tensor<17xf32>) -> tensor<17xf32> {
 
 // -----
 
-// A bf16 cumsum scans too: its running value is a bf16 scalar, rounded at every add
-// (arith on bf16 is computed in f32 and rounded by the LLVM stage).
+// A bf16 cumsum scans too, its running value in f32, each result rounded to bf16.
 // CHECK-LABEL: func.func @bf16_cumsum
 // CHECK-NOT: reduce_window
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<1024xbf16>, bf16)
-// CHECK: arith.addf %[[ACC]], %{{.*}} : bf16
+// CHECK: %[[X:.*]] = stablehlo.convert %{{.*}} : (tensor<1024xbf16>) -> tensor<1024xf32>
+// CHECK: %[[R:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<1024xf32>, f32)
+// CHECK: arith.addf %[[ACC]], %{{.*}} : f32
+// CHECK: stablehlo.convert %[[R]]#0 : (tensor<1024xf32>) -> tensor<1024xbf16>
 func.func @bf16_cumsum(%x: tensor<1024xbf16>) -> tensor<1024xbf16> {
   %init = stablehlo.constant dense<0.0> : tensor<bf16>
   %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[1023, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 1024>}> ({
