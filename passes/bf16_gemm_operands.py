@@ -36,40 +36,50 @@ _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 def _bf16_source(value: ir.Value, read: ir.AffineMap) -> tuple[ir.Value, ir.AffineMap] | None:
-    """The bf16 tensor ``value`` (read through ``read``) extends elementwise to f32, and
-    the map through which the contraction then reads it (a transposing extension's
-    permutation folded in; a reshape of an extension is the same reshape of the bf16
-    tensor, made before the contraction); None if ``value`` is no such extension."""
+    """The bf16 tensor whose f32 form ``value`` (read through ``read``) is, and the map
+    through which the contraction then reads it; None if ``value`` is no such form."""
     producer = defining_op(value)
-    if producer is not None and producer.name in _RESHAPES:
-        inner = _bf16_source(producer.operands[0], ir.AffineMap.get_identity(len(ir.RankedTensorType(producer.operands[0].type).shape)))
-        if inner is None or inner[1] != ir.AffineMap.get_identity(inner[1].n_dims):
-            return None
-        reshaped_type = ir.RankedTensorType.get(ir.RankedTensorType(value.type).shape, ir.BF16Type.get())
-        with ir.InsertionPoint(producer), producer.location:
-            reshaped = ir.Operation.create(producer.name, results=[reshaped_type],
-                                           operands=[inner[0], *list(producer.operands)[1:]],
-                                           attributes={n: producer.attributes[n] for n in producer.attributes})
-        return reshaped.results[0], read
-    if producer is None or producer.name != "linalg.generic" or len(producer.results) != 1:
+    if producer is None:
+        return None
+    if producer.name in _RESHAPES:
+        return _reshaped_source(producer, read)
+    if producer.name != "linalg.generic" or len(producer.results) != 1:
         return None
     rounded = _rounded_to_bf16(producer)
     if rounded is not None:
         return rounded, read
+    return _extended_source(producer, read)
+
+
+def _reshaped_source(reshape: ir.Operation, read: ir.AffineMap) -> tuple[ir.Value, ir.AffineMap] | None:
+    """A reshape of an (untransposed) extension: the same reshape of its bf16 tensor."""
+    rank = len(ir.RankedTensorType(reshape.operands[0].type).shape)
+    inner = _bf16_source(reshape.operands[0], ir.AffineMap.get_identity(rank))
+    if inner is None or inner[1] != ir.AffineMap.get_identity(rank):
+        return None
+    bf16_type = ir.RankedTensorType.get(ir.RankedTensorType(reshape.results[0].type).shape, ir.BF16Type.get())
+    with ir.InsertionPoint(reshape), reshape.location:
+        reshaped = ir.Operation.create(reshape.name, results=[bf16_type],
+                                       operands=[inner[0], *list(reshape.operands)[1:]],
+                                       attributes={n: reshape.attributes[n] for n in reshape.attributes})
+    return reshaped.results[0], read
+
+
+def _extended_source(producer: ir.Operation, read: ir.AffineMap) -> tuple[ir.Value, ir.AffineMap] | None:
+    """An elementwise ``extf`` of one bf16 tensor: that tensor, read through ``read``
+    composed with the extension's permutation (a transposing extension: ``x @ w.T``)."""
     if len(producer.operands) != 2:
         return None
     source_map, result_map = (ir.AffineMapAttr(m).value for m in producer.attributes["indexing_maps"])
-    permutation = _dims(source_map)
     if not source_map.is_permutation or _dims(result_map) != list(range(result_map.n_dims)):
         return None
-    body = [o.operation for o in producer.regions[0].blocks[0].operations]
-    if [o.name for o in body] != ["arith.extf", "linalg.yield"]:
-        return None
+    block = producer.regions[0].blocks[0]
+    body = [o.operation for o in block.operations]
     source = producer.operands[0]
-    if body[0].operands[0] != producer.regions[0].blocks[0].arguments[0] \
+    if [o.name for o in body] != ["arith.extf", "linalg.yield"] or body[0].operands[0] != block.arguments[0] \
             or str(ir.RankedTensorType(source.type).element_type) != "bf16":
         return None
-    return source, ir.AffineMap.get(read.n_dims, 0, [read.results[p] for p in permutation])
+    return source, ir.AffineMap.get(read.n_dims, 0, [read.results[p] for p in _dims(source_map)])
 
 
 def _rounded_to_bf16(producer: ir.Operation) -> ir.Value | None:
@@ -77,22 +87,22 @@ def _rounded_to_bf16(producer: ir.Operation) -> ir.Value | None:
     a layer norm before a bf16 matmul), the same generic yielding the bf16 ``truncf(v)``
     (a clone before it), None for any other op."""
     block = producer.regions[0].blocks[0]
-    done = list(block.operations)[-1].operation
-    ext = defining_op(done.operands[0])
+    ext = defining_op(list(block.operations)[-1].operation.operands[0])
     if ext is None or ext.name != "arith.extf" or ext.block != block:
         return None
-    rounded = ext.operands[0]
-    truncation = defining_op(rounded)
-    if truncation is None or truncation.name != "arith.truncf" or str(rounded.type) != "bf16" or any("reduction" in str(t) for t in producer.attributes["iterator_types"]):
+    truncation = defining_op(ext.operands[0])
+    if truncation is None or truncation.name != "arith.truncf" or str(ext.operands[0].type) != "bf16":
         return None
     out = producer.operands[len(producer.operands) - 1]
-    if any(True for _ in list(block.arguments)[-1].uses) or defining_op(out) is None or defining_op(out).name != "tensor.empty":
-        return None  # the generic reads its init: not a plain elementwise op
+    init = defining_op(out)
+    if any("reduction" in str(t) for t in producer.attributes["iterator_types"]) \
+            or any(True for _ in list(block.arguments)[-1].uses) or init is None or init.name != "tensor.empty":
+        return None  # a reduction, or it reads its init: not a plain elementwise op
     shape = ir.RankedTensorType(out.type).shape
     with ir.InsertionPoint(producer), producer.location:
         empty = tensor.EmptyOp(shape, ir.BF16Type.get()).result
         clone = producer.clone()
-        clone.operands[len(clone.operands) - 1] = empty
+    clone.operands[len(clone.operands) - 1] = empty
     clone.results[0].set_type(ir.RankedTensorType.get(shape, ir.BF16Type.get()))
     clone_block = clone.regions[0].blocks[0]
     list(clone_block.arguments)[-1].set_type(ir.BF16Type.get())

@@ -153,7 +153,8 @@ def _is_small_float(t: ir.Type) -> bool:
     return small_float_format(t) is not None
 
 
-def _widened(t: ir.Type, narrow: Callable[[ir.Type], bool] = _is_small_float) -> ir.Type:
+def widened_type(t: ir.Type, narrow: Callable[[ir.Type], bool] = _is_small_float) -> ir.Type:
+    """``t`` with f32 elements when ``narrow(t)``, else ``t``."""
     if not narrow(t):
         return t
     return ir.RankedTensorType.get(list(t.shape), ir.F32Type.get(), t.encoding)
@@ -171,7 +172,7 @@ def widen_op(op: ir.Operation, narrow: Callable[[ir.Type], bool] = _is_small_flo
         operands = [sh.convert(v, f32) if narrow(v.type) else v for v in op.operands]
         attributes = {name: op.attributes[name] for name in op.attributes}
         wide = sh.create(
-            op.name, operands, [_widened(r.type, narrow) for r in op.results], attributes, regions=len(op.regions)
+            op.name, operands, [widened_type(r.type, narrow) for r in op.results], attributes, regions=len(op.regions)
         )
         results = [
             sh.convert(new, sh.element_type(old)) if narrow(old.type) else new
@@ -204,7 +205,7 @@ def _move_and_widen_region(
                 if not narrow(arg.type):
                     continue
                 elem = arg.type.element_type
-                arg.set_type(_widened(arg.type, narrow))
+                arg.set_type(widened_type(arg.type, narrow))
                 with ir.InsertionPoint.at_block_begin(block):
                     rounded = sh.convert(arg, elem)
                 arg.replace_all_uses_except(rounded, rounded.owner.operation)

@@ -34,8 +34,9 @@ scan's arith ops). A bf16/f16 scan carries its running value in f32 and rounds
 each result, as XLA:CPU computes half-float arithmetic in f32: a running bf16
 sum of a million values in [0, 1) stops growing near 256, where each addend is
 under half a unit in the last place (and the window lowering of a 1M bf16
-cumsum had not finished in 60 s). A forward scan combines in the window's own order; a reverse one
-does not, which StableHLO allows (the order of a reduction is unspecified),
+cumsum had not finished in 60 s). A forward scan combines in the window's own
+order; a reverse one does not, which StableHLO allows (the order of a
+reduction is unspecified),
 but a suffix window of at most ``EXACT_SUFFIX_MAX`` elements whose body is not
 exactly associative (float sums, products, log-add-exp) keeps the window
 lowering and its order.
