@@ -30,11 +30,12 @@ it, combined with each slab of the operand by the body on tensors (read
 in order, vectorized).
 f32/f64, bf16/f16 and integers (bool included) are scanned; f8 types keep the
 window lowering (xhlo-emulate-small-floats rewrites their StableHLO ops, not the
-scan's arith ops). A bf16/f16 scan carries its running value in f32 and rounds
-each result, as XLA:CPU computes half-float arithmetic in f32: a running bf16
-sum of a million values in [0, 1) stops growing near 256, where each addend is
-under half a unit in the last place (and the window lowering of a 1M bf16
-cumsum had not finished in 60 s). A forward scan combines in the window's own
+scan's arith ops), as do bf16/f16 windows of at most ``HALF_WINDOW_MAX``
+elements (XLA:CPU's results there round at every step). A longer bf16/f16 scan
+carries its running value in f32 and rounds each result: a running bf16 sum of
+a million values in [0, 1) stops growing near 256, where each addend is under
+half a unit in the last place (and the window lowering of a 1M bf16 cumsum had
+not finished in 60 s). A forward scan combines in the window's own
 order; a reverse one does not, which StableHLO allows (the order of a
 reduction is unspecified),
 but a suffix window of at most ``EXACT_SUFFIX_MAX`` elements whose body is not
@@ -61,6 +62,11 @@ ROW_SCAN_MIN = 8
 # 4 ulp). Up to this length the window lowering keeps the order (conformance
 # programs, like XLA, which rewrites only long windows); longer ones scan.
 EXACT_SUFFIX_MAX = 16
+
+# A bf16/f16 window of at most this many elements keeps the window lowering, which rounds
+# at every step as XLA:CPU does on short windows (JAX's harnesses: an 8x9 bf16 cumsum and
+# cumprod, bit for bit); a longer one scans in f32 (XLA rewrites long windows too).
+HALF_WINDOW_MAX = 128
 
 
 def _index(value: int) -> ir.Value:
@@ -111,6 +117,8 @@ def match(op: ir.Operation) -> PrefixWindow | None:
         return None
     if not _scans_from(op.regions[0], init):
         return None
+    if sh.is_half_float(sh.element_type(init)) and n <= HALF_WINDOW_MAX:
+        return None  # short: the window lowering rounds at every step, as XLA:CPU does
     reverse = padding[d] == (0, w - 1)
     if reverse and n <= EXACT_SUFFIX_MAX and not _exactly_associative(op.regions[0], sh.element_type(init)):
         return None

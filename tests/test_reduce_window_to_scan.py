@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import xhlo
 from xhlo import reference
-from xhlo.passes.reduce_window_to_scan import EXACT_SUFFIX_MAX
+from xhlo.passes.reduce_window_to_scan import EXACT_SUFFIX_MAX, HALF_WINDOW_MAX
 
 RNG = np.random.default_rng(77)
 ELEM = {np.float32: "f32", np.float64: "f64", np.int32: "i32", np.int8: "i8", np.uint8: "ui8",
@@ -143,7 +143,7 @@ def test_a_million_elements_scan_in_linear_time():
 
 
 @pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
-@pytest.mark.parametrize("shape,dim", [((2**20,), 0), ((40, 16), 0)])
+@pytest.mark.parametrize("shape,dim", [((2**20,), 0), ((400, 16), 0)])
 def test_half_float_scans_accumulate_in_f32(dtype, shape, dim):
     """A bf16/f16 cumsum of a million elements scans too (the window lowering had not
     finished in 60 s), its running sum in f32 and each result rounded, as XLA:CPU does:
@@ -154,6 +154,16 @@ def test_half_float_scans_accumulate_in_f32(dtype, shape, dim):
     assert _scanned(exe)
     expected = np.cumsum(x.astype(np.float32), axis=dim, dtype=np.float32).astype(dtype)
     np.testing.assert_array_equal(exe(x).view(np.uint16), expected.view(np.uint16))
+
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
+def test_short_half_float_windows_round_every_step(dtype):
+    """Up to HALF_WINDOW_MAX elements a bf16/f16 window keeps its lowering: sums rounded
+    at every step, bit for bit numpy's accumulation in the same type (and XLA:CPU's)."""
+    x = RNG.uniform(0, 4, (9, HALF_WINDOW_MAX)).astype(dtype)
+    exe = xhlo.compile(window_module(x.shape, dtype, 1, "add", "0.0"), keep_ir=True)
+    assert not _scanned(exe)
+    np.testing.assert_array_equal(exe(x).view(np.uint16), np.cumsum(x, axis=1, dtype=dtype).view(np.uint16))
 
 
 @pytest.mark.parametrize("dtype,op,init", [(np.int32, "add", "0"), (np.uint8, "maximum", "0"), (np.bool_, "xor", "false")])
