@@ -187,14 +187,43 @@ def indexing_maps(op: ir.Operation) -> list[ir.AffineMap]:
     return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
 
 
-def generic_iterations(op: ir.Operation) -> int | None:
-    """How many times a linalg.generic of static shapes runs its body (None: dynamic)."""
+def loop_ranges(op: ir.Operation) -> dict[int, int]:
+    """A linalg op's loop sizes, from the tensors its maps index by a bare loop (dynamic: < 0)."""
     ranges: dict[int, int] = {}
     for amap, value in zip(indexing_maps(op), op.operands):
         if isinstance(value.type, ir.RankedTensorType):
             for expr, size in zip(amap.results, ir.RankedTensorType(value.type).shape):
                 if isinstance(expr, ir.AffineDimExpr):
                     ranges[ir.AffineDimExpr(expr).position] = size
+    return ranges
+
+
+def iterator_types(kinds: list[str]) -> ir.ArrayAttr:
+    """A linalg op's ``iterator_types`` attribute from kind names (``parallel``, ``reduction``)."""
+    return ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{kind}>") for kind in kinds])
+
+
+def linalg_generic(inputs: list[ir.Value], init: ir.Value, maps: list[ir.AffineMap], iterators: ir.ArrayAttr,
+                   body) -> ir.Value:
+    """A ``linalg.generic`` on tensors whose body is ``body(*block arguments)`` (the value it yields)."""
+    generic = ir.Operation.create(
+        "linalg.generic", results=[init.type], operands=[*inputs, init],
+        attributes={
+            "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+            "iterator_types": iterators,
+            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(inputs), 1]),
+        },
+        regions=1,
+    )
+    block = generic.regions[0].blocks.append(*(ir.ShapedType(v.type).element_type for v in [*inputs, init]))
+    with ir.InsertionPoint(block):
+        ir.Operation.create("linalg.yield", operands=[body(*block.arguments)])
+    return generic.results[0]
+
+
+def generic_iterations(op: ir.Operation) -> int | None:
+    """How many times a linalg.generic of static shapes runs its body (None: dynamic)."""
+    ranges = loop_ranges(op)
     if len(ranges) != len(op.attributes["iterator_types"]) or any(size < 0 for size in ranges.values()):
         return None
     return math.prod(ranges.values())

@@ -24,13 +24,14 @@ blocks of 16 rows and a transposed rhs in blocks of 32 inner elements.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from xhlo import host
 from xhlo._mlir import arith, ir, linalg, tensor
 
-from .base import ModulePass, defining_op, walk_ops
+from .base import ModulePass, defining_op, indexing_maps, loop_ranges, walk_ops
 from .lower_bf16_gemms import kernel_takes
-from .prepare_gemms import BLAS_TAG, _dims, classify
+from .prepare_gemms import BLAS_TAG, classify, map_dims
 
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
@@ -71,7 +72,7 @@ def _extended_source(producer: ir.Operation, read: ir.AffineMap) -> tuple[ir.Val
     if len(producer.operands) != 2:
         return None
     source_map, result_map = (ir.AffineMapAttr(m).value for m in producer.attributes["indexing_maps"])
-    if not source_map.is_permutation or _dims(result_map) != list(range(result_map.n_dims)):
+    if not source_map.is_permutation or map_dims(result_map) != list(range(result_map.n_dims)):
         return None
     block = producer.regions[0].blocks[0]
     body = [o.operation for o in block.operations]
@@ -79,7 +80,7 @@ def _extended_source(producer: ir.Operation, read: ir.AffineMap) -> tuple[ir.Val
     if [o.name for o in body] != ["arith.extf", "linalg.yield"] or body[0].operands[0] != block.arguments[0] \
             or str(ir.RankedTensorType(source.type).element_type) != "bf16":
         return None
-    return source, ir.AffineMap.get(read.n_dims, 0, [read.results[p] for p in _dims(source_map)])
+    return source, ir.AffineMap.get(read.n_dims, 0, [read.results[p] for p in map_dims(source_map)])
 
 
 def _rounded_to_bf16(producer: ir.Operation) -> ir.Value | None:
@@ -113,13 +114,6 @@ def _rounded_to_bf16(producer: ir.Operation) -> ir.Value | None:
     return clone.results[0]
 
 
-def _size(shape: list[int], dims: list[int], run: tuple[int, ...]) -> int:
-    size = 1
-    for d in run:
-        size *= shape[dims.index(d)]
-    return size
-
-
 @dataclasses.dataclass(frozen=True)
 class Bf16GemmOperands(ModulePass):
     """Tagged f32 products of extended bf16 tensors read the bf16 tensors (AVX512-BF16 hosts)."""
@@ -137,21 +131,21 @@ class Bf16GemmOperands(ModulePass):
     @staticmethod
     def _rewrite(op: ir.Operation) -> None:
         out_type = ir.RankedTensorType(op.operands[2].type)
-        maps = [ir.AffineMapAttr(m).value for m in op.attributes["indexing_maps"]]
-        sources = [_bf16_source(v, m) for v, m in zip(op.operands[:2], maps)]
-        if str(out_type.element_type) != "f32" or any(s is None for s in sources) or not out_type.has_static_shape:
+        if str(out_type.element_type) != "f32" or not out_type.has_static_shape:
             return
+        maps = indexing_maps(op)
+        sources = [_bf16_source(v, m) for v, m in zip(op.operands[:2], maps)]
+        if any(s is None for s in sources):
+            return  # a clone or reshape made for the other operand is dead: canonicalize drops it
         maps[:2] = [read for _, read in sources]
-        dims = [_dims(m) for m in maps]
+        dims = [map_dims(m) for m in maps]
         if any(d is None for d in dims):
             return
         shape = classify(*dims, n_loops=maps[0].n_dims)
         if shape is None:
             return
-        lhs_shape = ir.RankedTensorType(sources[shape.lhs][0].type).shape
-        rows = _size(lhs_shape, dims[shape.lhs], shape.rows)
-        inner = _size(lhs_shape, dims[shape.lhs], shape.inner)
-        cols = _size(out_type.shape, dims[2], shape.cols)
+        ranges = loop_ranges(op)
+        rows, cols, inner = (math.prod(ranges[d] for d in run) for run in (shape.rows, shape.cols, shape.inner))
         if kernel_takes(rows, cols, inner, shape.lhs_transposed, shape.rhs_transposed):
             _contract_of(op, [source for source, _ in sources], maps)
 

@@ -38,7 +38,15 @@ from xhlo._mlir import arith, ir, memref, scf
 from xhlo.executable import SCRATCH_ATTR
 
 from .base import MEMREF_VIEWS, ModulePass, defining_op, walk_ops
-from .prepare_gemms import BLAS_ALPHA, BLAS_TAG, RESHAPES, GemmShape, classify, is_positive_zero
+from .prepare_gemms import (
+    BLAS_ALPHA,
+    BLAS_TAG,
+    RESHAPES,
+    GemmShape,
+    blas_alpha,
+    classify,
+    is_positive_zero,
+)
 
 _ELEMENT_BYTES = {"f32": 4, "f64": 8}
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -283,7 +291,7 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> bool:
     k = lhs.minor.size if not lhs.transposed else lhs.major.size
     element_bytes = _ELEMENT_BYTES[str(float_type)]
     zero_fill = zero_fill_before(op)
-    scale = ir.FloatAttr(op.attributes[BLAS_ALPHA]).value if BLAS_ALPHA in op.attributes else 1.0
+    scale = blas_alpha(op)
     if zero_fill is None and scale != 1.0:  # alpha must not scale what C held: keep the loops
         return False
     split = _batch_split(batch_sizes, (lhs, rhs, out), m * n * k)
@@ -324,7 +332,7 @@ def _scale_after(op: ir.Operation) -> None:
     """A contraction that stays loops keeps the scale folded into it: ``out *= alpha`` after it."""
     out = op.operands[2]
     t = ir.MemRefType(out.type)
-    scale = ir.FloatAttr(op.attributes[BLAS_ALPHA]).value
+    scale = blas_alpha(op)
     del op.attributes[BLAS_ALPHA]
     identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(t.rank))
     parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")

@@ -44,7 +44,7 @@ from xhlo._mlir import arith, ir, memref, scf, vector
 from .base import ModulePass, walk_ops
 from .gemm_to_blas import Matrix, index_constant, matrix_plan, nest, zero_fill_before
 from .lower_small_gemms import matrix_view, vector_splat
-from .prepare_gemms import BLAS_ALPHA, BLAS_TAG
+from .prepare_gemms import BLAS_TAG, blas_alpha
 from .vectorize import PARALLEL_LOOP
 
 LANES = 16  # f32 sums per 512-bit vector; each takes a pair of bf16 products
@@ -223,13 +223,13 @@ class _Kernel:
         loop = scf.ForOp(index_constant(0), index_constant(self.inner // 2), index_constant(1), start)
         with ir.InsertionPoint(loop.body):
             k2 = loop.induction_variable
-            k = arith.muli(k2, index_constant(2))
+            k = None if self.lhs_transposed else arith.muli(k2, index_constant(2))
             rhs = [vector.load(pair_type, packed, [panel, k2, index_constant(2 * LANES * j)])
                    for j in range(self.panel_vectors)]
             sums = []
             pair_of = ir.VectorType.get([2], ir.BF16Type.get())
             for i, row in enumerate(row_index):
-                at = [k2, arith.muli(row, index_constant(2))] if self.lhs_transposed else [row, k]
+                at = [k2, arith.muli(row, index_constant(2))] if k is None else [row, k]
                 a = _pair_broadcast(vector.load(pair_of, lhs, at))
                 sums += [_dot(loop.inner_iter_args[i * len(rhs) + j], a, b) for j, b in enumerate(rhs)]
             scf.yield_(sums)
@@ -279,7 +279,7 @@ class LowerBf16Gemms(ModulePass):
         inner = lhs.major.size if lhs.transposed else lhs.minor.size
         if not kernel_takes(rows, cols, inner, lhs.transposed, rhs.transposed):
             return None
-        scale = ir.FloatAttr(op.attributes[BLAS_ALPHA]).value if BLAS_ALPHA in op.attributes else 1.0
+        scale = blas_alpha(op)
         if not zero_start and scale != 1.0:
             return None  # alpha must not scale what the result held
         shapes = [tuple(int(n) for n in block.split("x")) for block in self.blocks]

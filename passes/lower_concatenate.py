@@ -29,29 +29,14 @@ import math
 from xhlo._mlir import ir, tensor
 from xhlo.dialects import stablehlo as sh
 
-from .base import ModulePass, walk_ops
-
-_PARALLEL = "#linalg.iterator_type<parallel>"
+from .base import ModulePass, iterator_types, linalg_generic, walk_ops
 
 
 def _copy_into(value: ir.Value, dest: ir.Value) -> ir.Value:
     """``linalg.generic`` copying ``value`` into ``dest`` (same shape), element by element."""
     rank = len(sh.shape_of(value))
-    identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
-    elem = sh.element_type(value)
-    copy = ir.Operation.create(
-        "linalg.generic", results=[dest.type], operands=[value, dest],
-        attributes={
-            "indexing_maps": ir.ArrayAttr.get([identity, identity]),
-            "iterator_types": ir.ArrayAttr.get([ir.Attribute.parse(_PARALLEL)] * rank),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1]),
-        },
-        regions=1,
-    )
-    body = copy.regions[0].blocks.append(elem, elem)
-    with ir.InsertionPoint(body):
-        ir.Operation.create("linalg.yield", operands=[body.arguments[0]])
-    return copy.result
+    identity = ir.AffineMap.get_identity(rank)
+    return linalg_generic([value], dest, [identity, identity], iterator_types(["parallel"] * rank), lambda x, _: x)
 
 
 def _lower(op: ir.Operation) -> None:

@@ -39,7 +39,7 @@ from xhlo._mlir import arith, ir, memref, scf, vector
 
 from .base import ModulePass, walk_ops
 from .gemm_to_blas import Matrix, batch_offset, index_constant, matrix_plan, nest, zero_fill_before
-from .prepare_gemms import BLAS_ALPHA, BLAS_FLOATS, BLAS_TAG
+from .prepare_gemms import BLAS_FLOATS, BLAS_TAG, blas_alpha
 from .vectorize import PARALLEL_LOOP
 
 _DYNAMIC = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -162,7 +162,7 @@ class LowerSmallGemms(ModulePass):
             return None
         if rows > block_rows and inner * tile_vectors * self.vector_bits // 8 > self.l1_bytes:
             return None
-        scale = ir.FloatAttr(op.attributes[BLAS_ALPHA]).value if BLAS_ALPHA in op.attributes else 1.0
+        scale = blas_alpha(op)
         if not zero_start and scale != 1.0:
             return None  # alpha must not scale what the result held: xhlo-gemm-to-blas scales after
         return _Kernel(rows, cols, inner, width, tile_vectors, block_rows, element, zero_start, scale)

@@ -60,7 +60,15 @@ import math
 
 from xhlo._mlir import arith, ir, linalg, tensor
 
-from .base import ModulePass, defining_op, indexing_maps, walk_ops
+from .base import (
+    ModulePass,
+    defining_op,
+    indexing_maps,
+    iterator_types,
+    linalg_generic,
+    loop_ranges,
+    walk_ops,
+)
 
 BLAS_TAG = "xhlo.blas"
 DIRECT_CONV_TAG = "xhlo.direct_conv"  # on convolutions xhlo-lower-direct-convolutions computes
@@ -104,6 +112,11 @@ class GemmShape:
 BLAS_FLOATS = ("f32", "f64")  # the element types sgemm and dgemm multiply
 
 
+def blas_alpha(op: ir.Operation) -> float:
+    """The scale folded into a tagged contraction (``xhlo.blas_alpha``; 1.0 without one)."""
+    return ir.FloatAttr(op.attributes[BLAS_ALPHA]).value if BLAS_ALPHA in op.attributes else 1.0
+
+
 def _float_element(t: ir.Type) -> str | None:
     if isinstance(t, ir.RankedTensorType) and t.has_static_shape:
         name = str(t.element_type)
@@ -111,7 +124,7 @@ def _float_element(t: ir.Type) -> str | None:
     return None
 
 
-def _dims(amap: ir.AffineMap) -> list[int] | None:
+def map_dims(amap: ir.AffineMap) -> list[int] | None:
     dims = []
     for expr in amap.results:
         if not isinstance(expr, ir.AffineDimExpr):
@@ -155,7 +168,7 @@ def contraction_dims(op: ir.Operation) -> tuple[list[int], list[int], list[int],
     ``C += A * B``, with C's loops exactly the parallel ones; None for anything else."""
     if op.name != "linalg.generic" or len(op.operands) != 3 or not _is_multiply_accumulate(op):
         return None
-    operand_dims = [_dims(ir.AffineMapAttr(a).value) for a in op.attributes["indexing_maps"]]
+    operand_dims = [map_dims(ir.AffineMapAttr(a).value) for a in op.attributes["indexing_maps"]]
     if any(d is None for d in operand_dims):
         return None
     parallel = ["parallel" in str(it) for it in op.attributes["iterator_types"]]
@@ -297,11 +310,11 @@ def _factor_dims(args: list[ir.BlockArgument], maps: list[ir.AffineMap]) -> list
 
 
 def _materialized(op: ir.Operation, ops: list[ir.Operation], args: list[ir.BlockArgument], value: ir.Value,
-                  maps: list[ir.AffineMap], ranges: dict[int, int]) -> tuple[ir.Value, ir.AffineMap]:
-    """``value`` of the body over the loops its arguments read, as a tensor of its own (an
-    elementwise generic computing ``ops``), and the map through which the loops read it."""
-    n_loops = maps[0].n_dims
-    dims = _factor_dims(args, maps)
+                  dims: list[int], ranges: dict[int, int]) -> tuple[ir.Value, ir.AffineMap]:
+    """``value`` of the body over the loops ``dims`` (those its arguments read), as a tensor
+    of its own (an elementwise generic computing ``ops``), and the map through which the
+    loops read it."""
+    maps = indexing_maps(op)
     position = {d: i for i, d in enumerate(dims)}
 
     def renumbered(amap: ir.AffineMap) -> ir.AffineMap:
@@ -309,30 +322,22 @@ def _materialized(op: ir.Operation, ops: list[ir.Operation], args: list[ir.Block
             ir.AffineDimExpr.get(position[ir.AffineDimExpr(e).position]) if isinstance(e, ir.AffineDimExpr) else e
             for e in amap.results])
 
-    shape, element = [ranges[d] for d in dims], value.type
-    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
-    producer = ir.Operation.create(
-        "linalg.generic", results=[ir.RankedTensorType.get(shape, element)],
-        operands=[*(op.operands[a.arg_number] for a in args), tensor.EmptyOp(shape, element).result],
-        attributes={
-            "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(renumbered(maps[a.arg_number])) for a in args]
-                                              + [ir.AffineMapAttr.get(ir.AffineMap.get_identity(len(dims)))]),
-            "iterator_types": ir.ArrayAttr.get([parallel] * len(dims)),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(args), 1]),
-        },
-        regions=1,
-    )
-    block = producer.regions[0].blocks.append(*(a.type for a in args), element)
-    cloned = dict(zip(args, block.arguments))
-    with ir.InsertionPoint(block):
+    def body(*arguments: ir.Value) -> ir.Value:
+        cloned = dict(zip(args, arguments))
         for body_op in ops:
             clone = ir.Operation.create(
                 body_op.name, results=[r.type for r in body_op.results],
                 operands=[cloned.get(v, v) for v in body_op.operands],
                 attributes={name: body_op.attributes[name] for name in body_op.attributes})
             cloned.update(zip(body_op.results, clone.results))
-        ir.Operation.create("linalg.yield", operands=[cloned[value]])
-    return producer.results[0], ir.AffineMap.get(n_loops, 0, [ir.AffineDimExpr.get(d) for d in dims])
+        return cloned[value]
+
+    shape = [ranges[d] for d in dims]
+    factor = linalg_generic(
+        [op.operands[a.arg_number] for a in args], tensor.EmptyOp(shape, value.type).result,
+        [renumbered(maps[a.arg_number]) for a in args] + [ir.AffineMap.get_identity(len(dims))],
+        iterator_types(["parallel"] * len(dims)), body)
+    return factor, ir.AffineMap.get(maps[0].n_dims, 0, [ir.AffineDimExpr.get(d) for d in dims])
 
 
 def _unfused_operands(op: ir.Operation, min_volume: int) -> ir.Operation:
@@ -361,45 +366,22 @@ def _unfused_operands(op: ir.Operation, min_volume: int) -> ir.Operation:
             or not all(isinstance(v.type, ir.RankedTensorType) and v.type.has_static_shape for v in op.operands):
         return op
     dims = [_factor_dims(args, maps) for _, args in slices]
-    dims.append(_dims(maps[-1]))
-    ranges = {ir.AffineDimExpr(e).position: size for amap, v in zip(maps, op.operands)
-              for e, size in zip(amap.results, ir.RankedTensorType(v.type).shape) if isinstance(e, ir.AffineDimExpr)}
+    dims.append(map_dims(maps[-1]))
+    ranges = loop_ranges(op)
     if dims[2] is None or math.prod(ranges.values()) < min_volume:
         return op
     if classify(*dims, n_loops=maps[0].n_dims) is None and matrix_orders(*dims, n_loops=maps[0].n_dims) is None:
         return op  # no transposed copy makes it a GEMM either
-    element = ir.RankedTensorType(op.operands[-1].type).element_type
     with ir.InsertionPoint(op), op.location:
-        factors = []
-        for (ops, args), v in zip(slices, mul.operands):
-            if ops:
-                factors.append(_materialized(op, ops, args, v, maps, ranges))
-            else:
-                factors.append((op.operands[args[0].arg_number], maps[args[0].arg_number]))
-        attributes = {name: op.attributes[name] for name in op.attributes}
-        attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for _, m in factors]
-                                                       + [ir.AffineMapAttr.get(maps[-1])])
-        attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([2, 1])
-        product = ir.Operation.create("linalg.generic", results=[op.results[0].type],
-                                      operands=[*(v for v, _ in factors), op.operands[-1]],
-                                      attributes=attributes, regions=1)
-        product_body = product.regions[0].blocks.append(*(ir.RankedTensorType(v.type).element_type for v, _ in factors),
-                                                        element)
-        with ir.InsertionPoint(product_body):
-            a, b, acc = product_body.arguments
-            ir.Operation.create("linalg.yield", operands=[arith.addf(acc, arith.mulf(a, b))])
+        factors = [_materialized(op, ops, args, v, factor_dims, ranges) if ops
+                   else (op.operands[args[0].arg_number], maps[args[0].arg_number])
+                   for (ops, args), v, factor_dims in zip(slices, mul.operands, dims)]
+        product = linalg_generic([v for v, _ in factors], op.operands[-1], [m for _, m in factors] + [maps[-1]],
+                                 op.attributes["iterator_types"],
+                                 lambda a, b, acc: arith.addf(acc, arith.mulf(a, b))).owner.operation
     op.results[0].replace_all_uses_with(product.results[0])
     op.erase()
     return product
-
-
-def _ranges(op: ir.Operation) -> dict[int, int]:
-    maps = indexing_maps(op)
-    ranges = {}
-    for amap, value in zip(maps, op.operands):
-        for d, size in zip(_dims(amap), ir.RankedTensorType(value.type).shape):
-            ranges[d] = size
-    return ranges
 
 
 def _rewrite(op: ir.Operation, shape: GemmShape, transposed=None) -> list[ir.Operation]:
@@ -473,25 +455,12 @@ def _im2col_nhwc(op: ir.Operation) -> None:
     (sh, sw), (dh, dw) = _pair(op, "strides"), _pair(op, "dilations")
     d = [ir.AffineDimExpr.get(i) for i in range(6)]
     read = ir.AffineMap.get(6, 0, [d[0], d[1] * sh + d[3] * dh, d[2] * sw + d[4] * dw, d[5]])
-    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
     with ir.InsertionPoint(op), op.location:
-        patches_type = ir.RankedTensorType.get([n, oh, ow, kh, kw, c], elem)
         empty = tensor.EmptyOp([n, oh, ow, kh, kw, c], elem).result
-        patches = ir.Operation.create(
-            "linalg.generic", results=[patches_type], operands=[image, empty],
-            attributes={
-                "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(read),
-                                                   ir.AffineMapAttr.get(ir.AffineMap.get_identity(6))]),
-                "iterator_types": ir.ArrayAttr.get([parallel] * 6),
-                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1]),
-            },
-            regions=1,
-        )
-        body = patches.regions[0].blocks.append(elem, elem)
-        with ir.InsertionPoint(body):
-            ir.Operation.create("linalg.yield", operands=[body.arguments[0]])
+        patches = linalg_generic([image], empty, [read, ir.AffineMap.get_identity(6)],
+                                 iterator_types(["parallel"] * 6), lambda pixel, _: pixel)
         rows, inner = n * oh * ow, kh * kw * c
-        columns = tensor.collapse_shape(ir.RankedTensorType.get([rows, inner], elem), patches.result,
+        columns = tensor.collapse_shape(ir.RankedTensorType.get([rows, inner], elem), patches,
                                         _reassociation([[0, 1, 2], [3, 4, 5]]))
         matrix = tensor.collapse_shape(ir.RankedTensorType.get([inner, f], elem), filt, _reassociation([[0, 1, 2], [3]]))
         acc = tensor.collapse_shape(ir.RankedTensorType.get([rows, f], elem), out, _reassociation([[0, 1, 2], [3]]))
@@ -626,7 +595,7 @@ def _transposed_from(value: ir.Value):
         return producer.operands[0], [permutation.index(k) for k in range(len(permutation))]
     if producer.name != "linalg.generic" or len(producer.operands) != 2:
         return None
-    source_dims, result_dims = (_dims(ir.AffineMapAttr(a).value) for a in producer.attributes["indexing_maps"])
+    source_dims, result_dims = (map_dims(ir.AffineMapAttr(a).value) for a in producer.attributes["indexing_maps"])
     body = [o.operation for o in producer.regions[0].blocks[0].operations]
     if source_dims is None or result_dims != list(range(len(result_dims))) or sorted(source_dims) != result_dims:
         return None
@@ -667,7 +636,7 @@ def _transpose_into_matrices(op: ir.Operation, dims, copy_worth: int) -> bool:
     orders = matrix_orders(a_dims, b_dims, c_dims, n_loops)
     if orders is None:
         return False
-    ranges = _ranges(op)
+    ranges = loop_ranges(op)
     moved = [k for k, (old, new) in enumerate(zip((a_dims, b_dims), orders)) if old != new]
     copied = sum(math.prod(ranges[d] for d in orders[k]) for k in moved)
     if not moved or copied * copy_worth > math.prod(ranges.values()):
@@ -699,7 +668,7 @@ def _drop_unit_loops(op: ir.Operation, dims) -> tuple | None:
     (``dot_product_attention``) puts a unit dim between the batch dims of the
     probabilities: no matrix view fitted, and the product stayed loops over strided
     values (7.5x XLA's time)."""
-    ranges = _ranges(op)
+    ranges = loop_ranges(op)
     unit = {d for d, size in ranges.items() if size == 1}
     if not unit or len(unit) == len(ranges):
         return None
@@ -734,7 +703,7 @@ def _drop_unit_loops(op: ir.Operation, dims) -> tuple | None:
 
 
 def _volume(op: ir.Operation, shape: GemmShape) -> int:
-    ranges = _ranges(op)
+    ranges = loop_ranges(op)
     return math.prod(ranges[d] for d in (*shape.rows, *shape.cols, *shape.inner))
 
 
@@ -814,7 +783,7 @@ class PrepareGemms(ModulePass):
             if len({_float_element(v.type) for v in op.operands}) != 1:
                 continue
             dims = contraction_dims(op)
-            if dims is None or math.prod(_ranges(op).values()) < self.min_volume:
+            if dims is None or math.prod(loop_ranges(op).values()) < self.min_volume:
                 continue
             if classify(*dims) is None:
                 dims = _drop_unit_loops(op, dims) or dims
