@@ -63,6 +63,9 @@ def _cases() -> list[Case]:
         mask = (x > 0) & (y < 0.5)
         return jnp.where(mask, x, 0.0), jnp.where(mask, y, 1.0), mask.sum()
 
+    def int8_dense(x, w, scale):  # a quantized linear layer: int8 activations and weights, per-column scales
+        return jnp.matmul(x, w.T, preferred_element_type=jnp.int32).astype(jnp.float32) * scale
+
     def clip_by_global_norm(*params):  # recomputes the norm per parameter, as written
         return [p * jnp.minimum(1.0, 1.0 / jnp.sqrt(sum((q * q).sum() for q in params))) for p in params]
 
@@ -108,6 +111,9 @@ def _cases() -> list[Case]:
         Case("global-norm clip 16 x 256x256", clip_by_global_norm, lambda: tuple(_normal(256, 256) for _ in range(16))),
         Case("int8 matmul 512", lambda a, b: jnp.matmul(a, b, preferred_element_type=jnp.int32),
              lambda: (_ints(-128, 128, 512, 512, dtype=np.int8), _ints(-128, 128, 512, 512, dtype=np.int8)), 0, 0),
+        Case("int8 x @ w.T dequantized 1024x4096x1024", int8_dense,
+             lambda: (_ints(-128, 128, 1024, 4096, dtype=np.int8), _ints(-128, 128, 1024, 4096, dtype=np.int8),
+                      _normal(1024)), 1e-6, 1e-6),
         Case("transpose 2048x2048", lambda x: x.T + 1, lambda: (_normal(2048, 2048),), 0, 0),
         Case("transpose (2,1,0) 512x64x64", lambda x: jnp.transpose(x, (2, 1, 0)) * 2, lambda: (_normal(512, 64, 64),), 0, 0),
         Case("depthwise conv 3x3 8x56x56x128",

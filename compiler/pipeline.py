@@ -132,6 +132,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-prepare-gemms",
             # AVX512-BF16 hosts: bf16 products read their bf16 data (no f32 copies for sgemm)
             "xhlo-bf16-gemm-operands",
+            # AVX512-VNNI hosts: int8 products read their int8 data (no float copies for BLAS)
+            "xhlo-int8-gemm-operands",
             "canonicalize",
             # masks between ops as bytes: LLVM packs i1 vectors into bits
             "xhlo-widen-bool-tensors",
@@ -180,6 +182,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-lower-direct-convolutions",
             # bf16 products: packed panels and vdpbf16ps loops (OpenBLAS has no sbgemm)
             "xhlo-lower-bf16-gemms",
+            # int8 products: packed panels and vpdpbusd loops
+            "xhlo-lower-int8-gemms",
             # few rows: register-blocked vector loops (no packing, no BLAS threads)
             "xhlo-lower-small-gemms",
             "xhlo-gemm-to-blas",

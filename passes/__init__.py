@@ -35,6 +35,8 @@ REGISTRY: dict[str, str] = {
     "xhlo-lower-direct-convolutions": "lower_direct_convolutions:LowerDirectConvolutions",
     "xhlo-bf16-gemm-operands": "bf16_gemm_operands:Bf16GemmOperands",
     "xhlo-lower-bf16-gemms": "lower_bf16_gemms:LowerBf16Gemms",
+    "xhlo-int8-gemm-operands": "int8_gemm_operands:Int8GemmOperands",
+    "xhlo-lower-int8-gemms": "lower_int8_gemms:LowerInt8Gemms",
     "xhlo-lower-fft": "lower_fft:LowerFft",
     "xhlo-clone-cheap-producers": "clone_cheap_producers:CloneCheapProducers",
     "xhlo-fuse-producers-into-extracts": "fuse_producers_into_extracts:FuseProducersIntoExtracts",

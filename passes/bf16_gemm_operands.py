@@ -30,44 +30,60 @@ from xhlo import host
 from xhlo._mlir import arith, ir, linalg, tensor
 
 from .base import ModulePass, defining_op, indexing_maps, loop_ranges, walk_ops
-from .lower_bf16_gemms import kernel_takes
+from .lower_bf16_gemms import BF16, DotFormat, kernel_takes
 from .prepare_gemms import BLAS_TAG, classify, map_dims
 
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
-def _bf16_source(value: ir.Value, read: ir.AffineMap) -> tuple[ir.Value, ir.AffineMap] | None:
-    """The bf16 tensor whose f32 form ``value`` (read through ``read``) is, and the map
+@dataclasses.dataclass(frozen=True)
+class Widening:
+    """How a narrow tensor becomes the float data of a product: its element type and the
+    elementwise conversion (bf16 ``extf`` here, i8 ``sitofp`` for xhlo-int8-gemm-operands)."""
+
+    element: str = "bf16"
+    cast: str = "arith.extf"
+
+
+BF16_TO_F32 = Widening()
+
+
+def narrow_source(value: ir.Value, read: ir.AffineMap, widening: Widening = BF16_TO_F32
+                  ) -> tuple[ir.Value, ir.AffineMap] | None:
+    """The narrow tensor whose float form ``value`` (read through ``read``) is, and the map
     through which the contraction then reads it; None if ``value`` is no such form."""
     producer = defining_op(value)
     if producer is None:
         return None
     if producer.name in _RESHAPES:
-        return _reshaped_source(producer, read)
+        return _reshaped_source(producer, read, widening)
     if producer.name != "linalg.generic" or len(producer.results) != 1:
         return None
-    rounded = _rounded_to_bf16(producer)
+    rounded = _rounded_to_bf16(producer) if widening == BF16_TO_F32 else None
     if rounded is not None:
         return rounded, read
-    return _extended_source(producer, read)
+    return _extended_source(producer, read, widening)
 
 
-def _reshaped_source(reshape: ir.Operation, read: ir.AffineMap) -> tuple[ir.Value, ir.AffineMap] | None:
-    """A reshape of an (untransposed) extension: the same reshape of its bf16 tensor."""
+def _reshaped_source(reshape: ir.Operation, read: ir.AffineMap, widening: Widening
+                     ) -> tuple[ir.Value, ir.AffineMap] | None:
+    """A reshape of an (untransposed) extension: the same reshape of its narrow tensor."""
     rank = len(ir.RankedTensorType(reshape.operands[0].type).shape)
-    inner = _bf16_source(reshape.operands[0], ir.AffineMap.get_identity(rank))
+    inner = narrow_source(reshape.operands[0], ir.AffineMap.get_identity(rank), widening)
     if inner is None or inner[1] != ir.AffineMap.get_identity(rank):
         return None
-    bf16_type = ir.RankedTensorType.get(ir.RankedTensorType(reshape.results[0].type).shape, ir.BF16Type.get())
+    narrow_type = ir.RankedTensorType.get(ir.RankedTensorType(reshape.results[0].type).shape,
+                                          ir.Type.parse(widening.element))
     with ir.InsertionPoint(reshape), reshape.location:
-        reshaped = ir.Operation.create(reshape.name, results=[bf16_type],
+        reshaped = ir.Operation.create(reshape.name, results=[narrow_type],
                                        operands=[inner[0], *list(reshape.operands)[1:]],
                                        attributes={n: reshape.attributes[n] for n in reshape.attributes})
     return reshaped.results[0], read
 
 
-def _extended_source(producer: ir.Operation, read: ir.AffineMap) -> tuple[ir.Value, ir.AffineMap] | None:
-    """An elementwise ``extf`` of one bf16 tensor: that tensor, read through ``read``
+def _extended_source(producer: ir.Operation, read: ir.AffineMap, widening: Widening
+                     ) -> tuple[ir.Value, ir.AffineMap] | None:
+    """An elementwise conversion of one narrow tensor: that tensor, read through ``read``
     composed with the extension's permutation (a transposing extension: ``x @ w.T``)."""
     if len(producer.operands) != 2:
         return None
@@ -77,8 +93,8 @@ def _extended_source(producer: ir.Operation, read: ir.AffineMap) -> tuple[ir.Val
     block = producer.regions[0].blocks[0]
     body = [o.operation for o in block.operations]
     source = producer.operands[0]
-    if [o.name for o in body] != ["arith.extf", "linalg.yield"] or body[0].operands[0] != block.arguments[0] \
-            or str(ir.RankedTensorType(source.type).element_type) != "bf16":
+    if [o.name for o in body] != [widening.cast, "linalg.yield"] or body[0].operands[0] != block.arguments[0] \
+            or str(ir.RankedTensorType(source.type).element_type) != widening.element:
         return None
     return source, ir.AffineMap.get(read.n_dims, 0, [read.results[p] for p in map_dims(source_map)])
 
@@ -122,10 +138,8 @@ class Bf16GemmOperands(ModulePass):
     avx512_bf16: bool = "avx512_bf16" in host.cpu_flags()  # the host has vdpbf16ps
 
     def run(self, module: ir.Operation) -> None:
-        if not self.avx512_bf16:
-            return
-        for op in walk_ops(module, "linalg.contract"):
-            if BLAS_TAG in op.attributes and all(isinstance(v.type, ir.RankedTensorType) for v in op.operands):
+        if self.avx512_bf16:
+            for op in tagged_tensor_products(module):
                 self._rewrite(op)
 
     @staticmethod
@@ -133,35 +147,65 @@ class Bf16GemmOperands(ModulePass):
         out_type = ir.RankedTensorType(op.operands[2].type)
         if str(out_type.element_type) != "f32" or not out_type.has_static_shape:
             return
-        maps = indexing_maps(op)
-        sources = [_bf16_source(v, m) for v, m in zip(op.operands[:2], maps)]
-        if any(s is None for s in sources):
-            return  # a clone or reshape made for the other operand is dead: canonicalize drops it
-        maps[:2] = [read for _, read in sources]
-        dims = [map_dims(m) for m in maps]
-        if any(d is None for d in dims):
-            return
-        shape = classify(*dims, n_loops=maps[0].n_dims)
-        if shape is None:
-            return
-        ranges = loop_ranges(op)
-        rows, cols, inner = (math.prod(ranges[d] for d in run) for run in (shape.rows, shape.cols, shape.inner))
-        if kernel_takes(rows, cols, inner, shape.lhs_transposed, shape.rhs_transposed):
-            _contract_of(op, [source for source, _ in sources], maps)
+        found = narrow_operands(op, BF16_TO_F32, BF16)
+        if found is not None:
+            _contract_of(op, *found)
 
 
-def _contract_of(op: ir.Operation, sources: list[ir.Value], maps: list[ir.AffineMap]) -> None:
-    """Replace ``op`` by the contraction of ``sources`` through ``maps`` (its body extends them to f32)."""
-    init = op.operands[2]
+def tagged_tensor_products(module: ir.Operation) -> list[ir.Operation]:
+    """The BLAS-bound (tagged) contractions of tensors."""
+    return [op for op in walk_ops(module, "linalg.contract")
+            if BLAS_TAG in op.attributes and all(isinstance(v.type, ir.RankedTensorType) for v in op.operands)]
+
+
+def narrow_operands(op: ir.Operation, widening: Widening, fmt: DotFormat,
+                    max_inner: int | None = None) -> tuple[list[ir.Value], list[ir.AffineMap]] | None:
+    """The narrow tensors a tagged contraction's two float operands are forms of, and the maps
+    through which it would read them, when the dot kernel of ``fmt`` takes its shape
+    (and its inner size is at most ``max_inner``); None otherwise."""
+    maps = indexing_maps(op)
+    sources = [narrow_source(v, m, widening) for v, m in zip(op.operands[:2], maps)]
+    if any(s is None for s in sources):
+        return None  # a clone or reshape made for the other operand is dead: canonicalize drops it
+    maps[:2] = [read for _, read in sources]
+    dims = [map_dims(m) for m in maps]
+    if any(d is None for d in dims):
+        return None
+    shape = classify(*dims, n_loops=maps[0].n_dims)
+    if shape is None:
+        return None
+    ranges = loop_ranges(op)
+    rows, cols, inner = (math.prod(ranges[d] for d in run) for run in (shape.rows, shape.cols, shape.inner))
+    if max_inner is not None and inner > max_inner:
+        return None
+    if not kernel_takes(rows, cols, inner, shape.lhs_transposed, shape.rhs_transposed, fmt):
+        return None
+    return [source for source, _ in sources], maps
+
+
+def contract_of(op: ir.Operation, sources: list[ir.Value], maps: list[ir.AffineMap], init: ir.Value,
+                multiply_add) -> ir.Operation:
+    """A contraction with ``op``'s attributes of ``sources`` through ``maps`` into ``init``,
+    before ``op``; ``multiply_add(a, b, acc)`` builds its body from the block's arguments."""
     attributes = {name: op.attributes[name] for name in op.attributes}
     attributes["indexing_maps"] = ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps])
     with ir.InsertionPoint(op), op.location:
         new = ir.Operation.create("linalg.contract", results=[init.type], operands=[*sources, init],
                                   attributes=attributes, regions=1)
-        f32 = ir.F32Type.get()
-        block = new.regions[0].blocks.append(ir.BF16Type.get(), ir.BF16Type.get(), f32)
+        types = [ir.RankedTensorType(v.type).element_type for v in (*sources, init)]
+        block = new.regions[0].blocks.append(*types)
         with ir.InsertionPoint(block):
-            a, b = (arith.extf(f32, x) for x in block.arguments[:2])
-            linalg.YieldOp([arith.addf(block.arguments[2], arith.mulf(a, b))])
+            linalg.YieldOp([multiply_add(*block.arguments)])
+    return new
+
+
+def _extended_product(a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:
+    f32 = ir.F32Type.get()
+    return arith.addf(acc, arith.mulf(arith.extf(f32, a), arith.extf(f32, b)))
+
+
+def _contract_of(op: ir.Operation, sources: list[ir.Value], maps: list[ir.AffineMap]) -> None:
+    """Replace ``op`` by the contraction of ``sources`` through ``maps`` (its body extends them to f32)."""
+    new = contract_of(op, sources, maps, op.operands[2], _extended_product)
     op.results[0].replace_all_uses_with(new.results[0])
     op.erase()

@@ -33,6 +33,10 @@ subnormal f32 sums to zero (XLA:CPU's bf16 products run at its rate). A +0.0 fil
 result before the product is dropped; a folded scale (``xhlo.blas_alpha``)
 multiplies the sums before they are stored. Products whose operands no such
 view describes are left alone: ``convert-linalg-to-loops`` still computes them.
+
+The kernel is written for a ``DotFormat`` (the elements per 32-bit lane, the
+instruction, the sums' start): ``xhlo-lower-int8-gemms`` runs it on groups of
+four bytes and ``vpdpbusd``.
 """
 
 from __future__ import annotations
@@ -47,27 +51,71 @@ from .lower_small_gemms import matrix_view, vector_splat
 from .prepare_gemms import BLAS_TAG, blas_alpha
 from .vectorize import PARALLEL_LOOP
 
-LANES = 16  # f32 sums per 512-bit vector; each takes a pair of bf16 products
+LANES = 16  # 32-bit sums per 512-bit vector; each takes a group of narrow products
 DOT = "x86.avx512.dot"
 
 
-def _is_bf16_product(op: ir.Operation) -> bool:
-    """A tagged contraction of bf16 buffers into an f32 one (what this pass multiplies)."""
+@dataclasses.dataclass(frozen=True)
+class DotFormat:
+    """What one dot instruction multiplies: ``group`` narrow elements per 32-bit lane of
+    each operand, their products added to 16 sums (bf16 pairs into f32 here)."""
+
+    element: str = "bf16"
+    group: int = 2
+    sums: str = "f32"
+    corrected: bool = False  # the sums start from a per-column correction (``correction``)
+
+    def element_type(self) -> ir.Type:
+        return ir.Type.parse(self.element)
+
+    def sums_type(self) -> ir.VectorType:
+        return ir.VectorType.get([LANES], ir.Type.parse(self.sums))
+
+    def operand_type(self) -> ir.VectorType:
+        return ir.VectorType.get([self.group * LANES], self.element_type())
+
+    def dot(self, acc: ir.Value, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+        """``acc`` plus the products of ``lhs`` (one row's group in every lane) and ``rhs``."""
+        return ir.Operation.create(DOT, results=[acc.type], operands=[acc, lhs, rhs]).result
+
+    def lhs_operand(self, group: ir.Value) -> ir.Value:
+        """What the instruction reads for a broadcast group of the lhs (the group itself here)."""
+        return group
+
+    def correction(self, column_sums: ir.Value) -> ir.Value:
+        """The start of every row's sums from the rhs's column sums (corrected formats only)."""
+        raise NotImplementedError
+
+
+BF16 = DotFormat()
+
+
+def _is_product_of(op: ir.Operation, fmt: DotFormat) -> bool:
+    """A tagged contraction of two ``fmt.element`` buffers into a ``fmt.sums`` one."""
     if BLAS_TAG not in op.attributes or not all(isinstance(v.type, ir.MemRefType) for v in op.operands):
         return False
-    return [str(ir.MemRefType(v.type).element_type) for v in op.operands] == ["bf16", "bf16", "f32"]
+    return [str(ir.MemRefType(v.type).element_type) for v in op.operands] == [fmt.element, fmt.element, fmt.sums]
+
+
+def _interleave(rows: list[ir.Value]) -> ir.Value:
+    """16 columns of 2 or 4 rows as one vector of 16 groups: ``[c][h] = rows[h][c]``."""
+    pairs = [vector.shuffle(rows[h], rows[h + 1], _INTERLEAVE) for h in range(0, len(rows), 2)]
+    if len(pairs) == 1:
+        return pairs[0]
+    return vector.shuffle(pairs[0], pairs[1], [i for c in range(LANES) for i in (2 * c, 2 * c + 1,
+                                                                                 2 * LANES + 2 * c, 2 * LANES + 2 * c + 1)])
 
 
 _INTERLEAVE = [i for c in range(LANES) for i in (c, c + LANES)]  # two rows of 16 -> 16 pairs
 
 
-def _interleave_rows(src: ir.Value, k2: ir.Value, col: ir.Value, dst: ir.Value, at: list[ir.Value]) -> None:
-    """``dst[at : at + 32]`` = 16 columns of rows ``2 k2`` and ``2 k2 + 1`` of ``src``, pairwise."""
-    half = ir.VectorType.get([LANES], ir.BF16Type.get())
-    k = arith.muli(k2, index_constant(2))
-    even = vector.load(half, src, [k, col])
-    odd = vector.load(half, src, [arith.addi(k, index_constant(1)), col])
-    vector.store(vector.shuffle(even, odd, _INTERLEAVE), dst, at)
+def _interleave_rows(fmt: DotFormat, src: ir.Value, kg: ir.Value, col: ir.Value, dst: ir.Value,
+                     at: list[ir.Value]) -> None:
+    """``dst[at : at + 16 group]`` = 16 columns of rows ``group kg + h`` of ``src``, grouped."""
+    row_type = ir.VectorType.get([LANES], fmt.element_type())
+    k = arith.muli(kg, index_constant(fmt.group))
+    rows = [vector.load(row_type, src, [arith.addi(k, index_constant(h)) if h else k, col]) for h in range(fmt.group)]
+    vector.store(_interleave(rows), dst, at)
 
 
 def _transposed(rows: list[ir.Value]) -> list[ir.Value]:
@@ -84,19 +132,17 @@ def _transposed(rows: list[ir.Value]) -> list[ir.Value]:
     return rows
 
 
-def _pair_broadcast(pair: ir.Value) -> ir.Value:
-    """A pair of bf16 values in every 32-bit lane of a 512-bit vector (one ``vbroadcastss``)."""
-    return vector.shuffle(pair, pair, [0, 1] * LANES)
-
-
-def _dot(acc: ir.Value, a: ir.Value, b: ir.Value) -> ir.Value:
-    return ir.Operation.create(DOT, results=[acc.type], operands=[acc, a, b]).result
+def _group_broadcast(group: ir.Value) -> ir.Value:
+    """A group of narrow values in every 32-bit lane of a 512-bit vector (one ``vbroadcastss``)."""
+    size = ir.VectorType(group.type).shape[0]
+    return vector.shuffle(group, group, list(range(size)) * LANES)
 
 
 @dataclasses.dataclass(frozen=True)
 class _Kernel:
-    """``rows x cols += lhs * rhs`` over ``inner`` (even), ``cols`` a multiple of 16."""
+    """``rows x cols += lhs * rhs`` over ``inner`` (whole groups), ``cols`` a multiple of 16."""
 
+    fmt: DotFormat
     rows: int
     cols: int
     inner: int
@@ -105,8 +151,8 @@ class _Kernel:
     chunk_rows: int  # rows of the lhs a thread keeps in cache while it sweeps panels
     zero_start: bool
     scale: float
-    lhs_transposed: bool  # stored inner x rows: its row pairs are interleaved into a copy first
-    rhs_transposed: bool  # stored cols x inner: 16 x 16 blocks of pairs transposed into the panels
+    lhs_transposed: bool  # stored inner x rows: its row groups are interleaved into a copy first
+    rhs_transposed: bool  # stored cols x inner: 16 x 16 blocks of groups transposed into the panels
 
     @property
     def panel_cols(self) -> int:
@@ -116,14 +162,24 @@ class _Kernel:
     def panels(self) -> int:
         return self.cols // self.panel_cols
 
-    def packed_types(self) -> tuple[ir.MemRefType, ir.MemRefType | None]:
-        """The rhs's panels and, for a transposed lhs, its rows' pairs ``[k / 2][2 row + k % 2]``."""
-        bf16 = ir.BF16Type.get()
-        rhs = ir.MemRefType.get([self.panels, self.inner // 2, 2 * self.panel_cols], bf16)
-        return rhs, ir.MemRefType.get([self.inner // 2, 2 * self.rows], bf16) if self.lhs_transposed else None
+    @property
+    def groups(self) -> int:
+        return self.inner // self.fmt.group
 
-    def pack(self, rhs: ir.Value, packed: ir.Value) -> None:
-        """``packed[p][k2][32 j + 2 c + h] = rhs[2 k2 + h][p W + 16 j + c]`` (W: the panel's columns)."""
+    def packed_types(self) -> list[ir.MemRefType]:
+        """The rhs's panels; for a transposed lhs, its rows' groups ``[k / g][g row + k % g]``;
+        for a corrected format, each panel's start of the sums."""
+        element, g = self.fmt.element_type(), self.fmt.group
+        types = [ir.MemRefType.get([self.panels, self.groups, g * self.panel_cols], element)]
+        if self.lhs_transposed:
+            types.append(ir.MemRefType.get([self.groups, g * self.rows], element))
+        if self.fmt.corrected:
+            types.append(ir.MemRefType.get([self.panels, self.panel_cols], ir.Type.parse(self.fmt.sums)))
+        return types
+
+    def pack(self, rhs: ir.Value, packed: ir.Value, starts: ir.Value | None) -> None:
+        """``packed[p][kg][16 g j + g c + h] = rhs[g kg + h][p W + 16 j + c]`` (W: the panel's
+        columns, g: the group); a corrected format's start of each panel's sums after it."""
         loop = _parallel_for(self.panels)
         with ir.InsertionPoint(loop.body):
             panel = loop.induction_variable
@@ -131,68 +187,88 @@ class _Kernel:
             if self.rhs_transposed:
                 self._pack_transposed(rhs, packed, panel, first_col)
             else:
-                pairs = _for(self.inner // 2)
-                with ir.InsertionPoint(pairs.body):
+                groups = _for(self.groups)
+                with ir.InsertionPoint(groups.body):
                     for j in range(self.panel_vectors):
                         col = arith.addi(first_col, index_constant(j * LANES))
-                        at = [panel, pairs.induction_variable, index_constant(2 * LANES * j)]
-                        _interleave_rows(rhs, pairs.induction_variable, col, packed, at)
+                        at = [panel, groups.induction_variable, index_constant(self.fmt.group * LANES * j)]
+                        _interleave_rows(self.fmt, rhs, groups.induction_variable, col, packed, at)
                     scf.yield_([])
+            if starts is not None:
+                self._starts(packed, starts, panel)
             scf.yield_([])
 
+    def _starts(self, packed: ir.Value, starts: ir.Value, panel: ir.Value) -> None:
+        """``starts[panel][16 j + c]``: the format's correction of column ``16 j + c``'s sums,
+        from the dot of a vector of ones with the packed panel (its column sums)."""
+        sums_type = self.fmt.sums_type()
+        ones = arith.constant(self.fmt.operand_type(), ir.DenseElementsAttr.get_splat(
+            self.fmt.operand_type(), ir.IntegerAttr.get(self.fmt.element_type(), 1)))
+        zero = arith.constant(sums_type, ir.DenseElementsAttr.get_splat(sums_type, ir.IntegerAttr.get(
+            sums_type.element_type, 0)))
+        loop = scf.ForOp(index_constant(0), index_constant(self.groups), index_constant(1), [zero] * self.panel_vectors)
+        with ir.InsertionPoint(loop.body):
+            width = self.fmt.group * LANES
+            scf.yield_([self.fmt.dot(acc, ones, vector.load(self.fmt.operand_type(), packed,
+                                                             [panel, loop.induction_variable, index_constant(width * j)]))
+                        for j, acc in enumerate(loop.inner_iter_args)])
+        for j, column_sums in enumerate(loop.results):
+            vector.store(self.fmt.correction(column_sums), starts, [panel, index_constant(LANES * j)])
+
     def _pack_transposed(self, rhs: ir.Value, packed: ir.Value, panel: ir.Value, first_col: ir.Value) -> None:
-        """Blocks of 16 columns (rows of ``rhs``) by 16 pairs: each column's pairs are one
-        contiguous vector of ``rhs``, transposed so that each pair's 16 columns are one."""
+        """Blocks of 16 columns (rows of ``rhs``) by 16 groups: each column's groups are one
+        contiguous vector of ``rhs``, transposed so that each group's 16 columns are one."""
         i32x16 = ir.VectorType.get([LANES], ir.IntegerType.get_signless(32))
-        pairs_type = ir.VectorType.get([2 * LANES], ir.BF16Type.get())
+        groups_type = self.fmt.operand_type()
+        width = self.fmt.group * LANES
         vectors = _for(self.panel_vectors)
         with ir.InsertionPoint(vectors.body):
             j = vectors.induction_variable
             col = arith.addi(first_col, arith.muli(j, index_constant(LANES)))
-            blocks = _for(self.inner // (2 * LANES))
+            blocks = _for(self.inner // width)
             with ir.InsertionPoint(blocks.body):
-                k = arith.muli(blocks.induction_variable, index_constant(2 * LANES))
-                columns = [vector.bitcast(i32x16, vector.load(pairs_type, rhs, [arith.addi(col, index_constant(c)), k]))
+                k = arith.muli(blocks.induction_variable, index_constant(width))
+                columns = [vector.bitcast(i32x16, vector.load(groups_type, rhs, [arith.addi(col, index_constant(c)), k]))
                            for c in range(LANES)]
-                first_pair = arith.muli(blocks.induction_variable, index_constant(LANES))
-                at = arith.muli(j, index_constant(2 * LANES))
-                for r, pairs in enumerate(_transposed(columns)):
-                    k2 = arith.addi(first_pair, index_constant(r))
-                    vector.store(vector.bitcast(pairs_type, pairs), packed, [panel, k2, at])
+                first_group = arith.muli(blocks.induction_variable, index_constant(LANES))
+                at = arith.muli(j, index_constant(width))
+                for r, groups in enumerate(_transposed(columns)):
+                    kg = arith.addi(first_group, index_constant(r))
+                    vector.store(vector.bitcast(groups_type, groups), packed, [panel, kg, at])
                 scf.yield_([])
             scf.yield_([])
 
     def pack_lhs(self, lhs: ir.Value, packed: ir.Value) -> None:
-        """A transposed lhs (inner x rows): ``packed[k2][2 row + h] = lhs[2 k2 + h][row]``."""
-        loop = _parallel_for(self.inner // 2)
+        """A transposed lhs (inner x rows): ``packed[kg][g row + h] = lhs[g kg + h][row]``."""
+        loop = _parallel_for(self.groups)
         with ir.InsertionPoint(loop.body):
-            k2 = loop.induction_variable
+            kg = loop.induction_variable
             blocks = _for(self.rows // LANES)
             with ir.InsertionPoint(blocks.body):
                 row = arith.muli(blocks.induction_variable, index_constant(LANES))
-                _interleave_rows(lhs, k2, row, packed, [k2, arith.muli(row, index_constant(2))])
+                _interleave_rows(self.fmt, lhs, kg, row, packed, [kg, arith.muli(row, index_constant(self.fmt.group))])
                 scf.yield_([])
             scf.yield_([])
 
-    def multiply(self, lhs: ir.Value, packed: ir.Value, out: ir.Value) -> None:
+    def multiply(self, lhs: ir.Value, packed: ir.Value, starts: ir.Value | None, out: ir.Value) -> None:
         """Chunks of rows times panels, one (chunk, panel) pair per parallel iteration, panels
         fastest: a thread's consecutive iterations reuse its chunk of the lhs from cache."""
+        operands = (lhs, packed, starts, out)
         if self.zero_start and self.rows > self.block_rows:
             # no kernel for the rows left over: the last block of the last chunk starts early
             # and stores some rows' sums again (the same values), so LLVM compiles one kernel
-            self._chunks(lhs, packed, out, max(1, self.rows // self.chunk_rows), self.rows, overlap=True)
+            self._chunks(operands, max(1, self.rows // self.chunk_rows), self.rows, overlap=True)
             return
         whole = self.rows - self.rows % self.block_rows
         if whole:
-            self._chunks(lhs, packed, out, -(-whole // self.chunk_rows), whole, overlap=False)
+            self._chunks(operands, -(-whole // self.chunk_rows), whole, overlap=False)
         if self.rows % self.block_rows:
             loop = _parallel_for(self.panels)
             with ir.InsertionPoint(loop.body):
-                self._block(lhs, packed, out, loop.induction_variable, index_constant(whole),
-                            self.rows % self.block_rows)
+                self._block(operands, loop.induction_variable, index_constant(whole), self.rows % self.block_rows)
                 scf.yield_([])
 
-    def _chunks(self, lhs, packed, out, chunks: int, rows: int, overlap: bool) -> None:
+    def _chunks(self, operands: tuple, chunks: int, rows: int, overlap: bool) -> None:
         """Blocks of rows ``[0, rows)``; the last chunk ends at ``rows``."""
         loop = _parallel_for(chunks * self.panels)
         with ir.InsertionPoint(loop.body):
@@ -206,34 +282,44 @@ class _Kernel:
                 start = blocks.induction_variable
                 if overlap:
                     start = arith.minui(start, index_constant(rows - self.block_rows))
-                self._block(lhs, packed, out, panel, start, self.block_rows)
+                self._block(operands, panel, start, self.block_rows)
                 scf.yield_([])
             scf.yield_([])
 
-    def _block(self, lhs, packed, out, panel, first_row, rows: int) -> None:
-        sums_type = ir.VectorType.get([LANES], ir.F32Type.get())
-        pair_type = ir.VectorType.get([2 * LANES], ir.BF16Type.get())
+    def _start_sums(self, out, starts, panel, row_index, cols) -> list[ir.Value]:
+        """Each sum's start: zero or the result's value, plus the format's correction."""
+        sums_type = self.fmt.sums_type()
+        if self.zero_start and starts is None:
+            return [vector_splat(sums_type, 0.0)] * (len(row_index) * len(cols))
+        loaded = [] if self.zero_start else [vector.load(sums_type, out, [r, c]) for r in row_index for c in cols]
+        if starts is None:
+            return loaded
+        corrections = [vector.load(sums_type, starts, [panel, index_constant(LANES * j)]) for j in range(len(cols))]
+        if self.zero_start:
+            return corrections * len(row_index)
+        return [arith.addi(value, corrections[i % len(cols)]) for i, value in enumerate(loaded)]
+
+    def _block(self, operands: tuple, panel, first_row, rows: int) -> None:
+        lhs, packed, starts, out = operands
+        g = self.fmt.group
         row_index = [arith.addi(first_row, index_constant(i)) if i else first_row for i in range(rows)]
         first_col = arith.muli(panel, index_constant(self.panel_cols))
         cols = [arith.addi(first_col, index_constant(j * LANES)) if j else first_col for j in range(self.panel_vectors)]
-        if self.zero_start:
-            start = [vector_splat(sums_type, 0.0)] * (rows * len(cols))
-        else:
-            start = [vector.load(sums_type, out, [r, c]) for r in row_index for c in cols]
-        loop = scf.ForOp(index_constant(0), index_constant(self.inner // 2), index_constant(1), start)
+        start = self._start_sums(out, starts, panel, row_index, cols)
+        loop = scf.ForOp(index_constant(0), index_constant(self.groups), index_constant(1), start)
         with ir.InsertionPoint(loop.body):
-            k2 = loop.induction_variable
-            k = None if self.lhs_transposed else arith.muli(k2, index_constant(2))
-            rhs = [vector.load(pair_type, packed, [panel, k2, index_constant(2 * LANES * j)])
+            kg = loop.induction_variable
+            k = None if self.lhs_transposed else arith.muli(kg, index_constant(g))
+            rhs = [vector.load(self.fmt.operand_type(), packed, [panel, kg, index_constant(g * LANES * j)])
                    for j in range(self.panel_vectors)]
             sums = []
-            pair_of = ir.VectorType.get([2], ir.BF16Type.get())
+            group_of = ir.VectorType.get([g], self.fmt.element_type())
             for i, row in enumerate(row_index):
-                at = [k2, arith.muli(row, index_constant(2))] if k is None else [row, k]
-                a = _pair_broadcast(vector.load(pair_of, lhs, at))
-                sums += [_dot(loop.inner_iter_args[i * len(rhs) + j], a, b) for j, b in enumerate(rhs)]
+                at = [kg, arith.muli(row, index_constant(g))] if k is None else [row, k]
+                a = self.fmt.lhs_operand(_group_broadcast(vector.load(group_of, lhs, at)))
+                sums += [self.fmt.dot(loop.inner_iter_args[i * len(rhs) + j], a, b) for j, b in enumerate(rhs)]
             scf.yield_(sums)
-        alpha = vector_splat(sums_type, self.scale) if self.scale != 1.0 else None
+        alpha = vector_splat(self.fmt.sums_type(), self.scale) if self.scale != 1.0 else None
         for value, (r, c) in zip(loop.results, ((r, c) for r in row_index for c in cols)):
             vector.store(value if alpha is None else arith.mulf(value, alpha), out, [r, c])
 
@@ -248,12 +334,13 @@ def _parallel_for(trips: int) -> scf.ForOp:
     return loop
 
 
-def kernel_takes(rows: int, cols: int, inner: int, lhs_transposed: bool, rhs_transposed: bool) -> bool:
-    """Shapes the kernel multiplies: whole 16-column vectors and row pairs; a transposed lhs
-    in blocks of 16 rows, a transposed rhs in blocks of 16 pairs."""
-    if rows <= 0 or cols <= 0 or cols % LANES or inner <= 0 or inner % 2:
+def kernel_takes(rows: int, cols: int, inner: int, lhs_transposed: bool, rhs_transposed: bool,
+                 fmt: DotFormat = BF16) -> bool:
+    """Shapes the kernel multiplies: whole 16-column vectors and row groups; a transposed lhs
+    in blocks of 16 rows, a transposed rhs in blocks of 16 groups."""
+    if rows <= 0 or cols <= 0 or cols % LANES or inner <= 0 or inner % fmt.group:
         return False
-    return not (lhs_transposed and rows % LANES) and not (rhs_transposed and inner % (2 * LANES))
+    return not (lhs_transposed and rows % LANES) and not (rhs_transposed and inner % (fmt.group * LANES))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -261,6 +348,8 @@ class LowerBf16Gemms(ModulePass):
     """Tagged bf16 x bf16 -> f32 contractions -> packed AVX512-BF16 dot loops."""
 
     NAME = "xhlo-lower-bf16-gemms"
+    FORMAT = BF16
+    DIALECT = "x86"  # loaded for the dot ops
     # rows x 16-column vectors whose sums stay in registers (24 of AVX-512's 32 vectors): the
     # first whose vectors divide the columns. 1024^3 on 2 Zen 5 cores: 6x4 2.3-2.5 ms, 12x2 2.4-2.5
     # (4096 x 1024 x 256: 2.6 against 4.7), 7x4 3.1, 4x4 4.6
@@ -268,16 +357,16 @@ class LowerBf16Gemms(ModulePass):
     chunk_rows: int = 96  # a multiple of every block's rows; 96 x 1024 bf16: 192 KiB of L2
 
     def run(self, module: ir.Operation) -> None:
-        ops = [op for op in walk_ops(module, "linalg.contract") if _is_bf16_product(op)]
+        ops = [op for op in walk_ops(module, "linalg.contract") if _is_product_of(op, self.FORMAT)]
         if ops:
-            module.context.dialects["x86"]  # loads the dialect the dot ops belong to
+            module.context.dialects[self.DIALECT]
         for op in ops:
             self._rewrite(op)
 
     def _kernel(self, op: ir.Operation, lhs: Matrix, rhs: Matrix, out: Matrix, zero_start: bool) -> _Kernel | None:
         rows, cols = out.major.size, out.minor.size
         inner = lhs.major.size if lhs.transposed else lhs.minor.size
-        if not kernel_takes(rows, cols, inner, lhs.transposed, rhs.transposed):
+        if not kernel_takes(rows, cols, inner, lhs.transposed, rhs.transposed, self.FORMAT):
             return None
         scale = blas_alpha(op)
         if not zero_start and scale != 1.0:
@@ -287,8 +376,8 @@ class LowerBf16Gemms(ModulePass):
         if not fitting:
             return None
         block_rows, panel_vectors = fitting[0]
-        return _Kernel(rows, cols, inner, panel_vectors, block_rows, self.chunk_rows, zero_start, scale,
-                       lhs.transposed, rhs.transposed)
+        return _Kernel(self.FORMAT, rows, cols, inner, panel_vectors, block_rows, self.chunk_rows, zero_start,
+                       scale, lhs.transposed, rhs.transposed)
 
     def _rewrite(self, op: ir.Operation) -> None:
         planned = matrix_plan(op)
@@ -300,18 +389,21 @@ class LowerBf16Gemms(ModulePass):
         if kernel is None:
             return
         with ir.InsertionPoint(op), op.location:
-            packed = [memref.alloc(t, [], [], alignment=64) for t in kernel.packed_types() if t is not None]
+            buffers = [memref.alloc(t, [], [], alignment=64) for t in kernel.packed_types()]
+            packed = buffers[0]
+            packed_lhs = buffers[1] if kernel.lhs_transposed else None
+            starts = buffers[-1] if self.FORMAT.corrected else None
 
             def emit(batch_index: list[ir.Value]) -> None:
-                kernel.pack(matrix_view(rhs, batch_index), packed[0])
+                kernel.pack(matrix_view(rhs, batch_index), packed, starts)
                 lhs_view = matrix_view(lhs, batch_index)
-                if kernel.lhs_transposed:
-                    kernel.pack_lhs(lhs_view, packed[1])
-                    lhs_view = packed[1]
-                kernel.multiply(lhs_view, packed[0], matrix_view(out, batch_index))
+                if packed_lhs is not None:
+                    kernel.pack_lhs(lhs_view, packed_lhs)
+                    lhs_view = packed_lhs
+                kernel.multiply(lhs_view, packed, starts, matrix_view(out, batch_index))
 
             nest(batch_sizes, [], emit)
-            for buffer in packed:
+            for buffer in buffers:
                 memref.dealloc(buffer)
         op.erase()
         if zero_fill is not None:

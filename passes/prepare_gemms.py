@@ -492,10 +492,13 @@ def _direct_conv(op: ir.Operation) -> bool:
 
 
 def is_positive_zero(value: ir.Value) -> bool:
+    """A constant +0.0 (not -0.0: a fill of it is no zero start) or integer 0."""
     constant = defining_op(value)
     if constant is None or constant.name != "arith.constant":
         return False
     attr = constant.attributes["value"]
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value == 0
     if not isinstance(attr, ir.FloatAttr):
         return False
     number = ir.FloatAttr(attr).value
