@@ -14,8 +14,11 @@ The instruction multiplies unsigned bytes by signed ones. Each lhs group is
 read with its sign bit flipped (``a + 128`` as an unsigned byte), so every sum
 gains ``128 * sum(b)`` over its column, and every column's sums start from
 ``-128`` times that column sum, which the packing computes per panel (a dot
-with a vector of ones). The i32 sums wrap as the product's i32 arithmetic
-does, so the result is exact whatever the order.
+with a vector of ones). With few rows, where the rhs is read in place, the
+rhs's sign bits are flipped instead and each row's own sum (a dot of ones with
+its broadcast groups, in the same loop) corrects its sums at the end. The i32
+sums wrap as the product's i32 arithmetic does, so the result is exact
+whatever the order.
 """
 
 from __future__ import annotations
@@ -51,12 +54,12 @@ class Int8Format(DotFormat):
                         "op_bundle_sizes": ir.DenseI32ArrayAttr.get([]),
                         "operandSegmentSizes": ir.DenseI32ArrayAttr.get([3, 0])}).result
 
-    def lhs_operand(self, group: ir.Value) -> ir.Value:
-        """Signed bytes as the unsigned ``a + 128``: the sign bit flipped."""
-        return arith.xori(group, _splat(ir.VectorType(group.type), -128))
+    def unsigned(self, groups: ir.Value) -> ir.Value:
+        """Signed bytes as the unsigned ``x + 128``: the sign bit flipped."""
+        return arith.xori(groups, _splat(ir.VectorType(groups.type), -128))
 
-    def correction(self, column_sums: ir.Value) -> ir.Value:
-        return arith.muli(column_sums, _splat(ir.VectorType(column_sums.type), -128))
+    def correction(self, other_sums: ir.Value) -> ir.Value:
+        return arith.muli(other_sums, _splat(ir.VectorType(other_sums.type), -128))
 
 
 INT8 = Int8Format()

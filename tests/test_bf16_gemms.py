@@ -60,6 +60,16 @@ def test_products_of_bf16_matrices(m, k, n):
     assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
 
 
+@pytest.mark.parametrize("m,k,n", [(1, 1024, 4096), (3, 256, 48), (4, 512, 512)])
+def test_few_rows_read_the_rhs_in_place(m, k, n):
+    """A decoding step's product (at most 4 rows): the rhs is read where it lies, not packed."""
+    a, b = _bf16(m, k), _bf16(k, n)
+    exe = _compile(_matmul_f32, a, b)
+    _check_product(np.asarray(exe(a, b)), a, b)
+    assert _runs_on_bf16_dots(exe) == HAS_BF16_DOT
+    assert not any("memref.alloc" in line and "xbf16>" in line for line in exe.ir("xhlo-lower-to-loops").splitlines())
+
+
 def test_batched_product_and_a_folded_scale():
     """A batch of products, scaled as attention's scores are (the scale folds into the kernel)."""
     a, b = _bf16(3, 64, 128), _bf16(3, 128, 64)

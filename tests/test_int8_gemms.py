@@ -59,14 +59,28 @@ def test_products_of_int8_matrices(m, k, n):
     assert _runs_on_vnni(exe) == HAS_VNNI
 
 
-def test_extreme_values():
-    """-128 x -128 everywhere: the largest products, and the flipped sign bit of the lhs
-    (-128 read as 0) with the column sums' correction."""
-    a, b = np.full((24, 256), -128, np.int8), np.full((256, 32), -128, np.int8)
-    b[:, 1::2] = 127
+@pytest.mark.parametrize("m,k,n", [(1, 2048, 4096), (2, 512, 96), (3, 256, 48), (4, 1024, 512)])
+def test_few_rows_read_the_rhs_in_place(m, k, n):
+    """A decoding step's product (at most 4 rows): the rhs is not packed but read where it lies,
+    read unsigned, with each row's sum correcting its sums."""
+    a, b = _int8(m, k), _int8(k, n)
     exe = _compile(_int32_matmul, a, b)
     np.testing.assert_array_equal(np.asarray(exe(a, b)), _product("ij,jk->ik", a, b))
     assert _runs_on_vnni(exe) == HAS_VNNI
+    packed = any("memref.alloc" in line and "xi8>" in line for line in exe.ir("xhlo-lower-to-loops").splitlines())
+    assert not packed
+
+
+def test_extreme_values():
+    """-128 x -128 everywhere: the largest products, and the flipped sign bit of the lhs
+    (-128 read as 0) with the column sums' correction."""
+    for rows in (24, 2):  # packed, and read in place
+        a, b = np.full((rows, 512), -128, np.int8), np.full((512, 32), -128, np.int8)
+        b[:, 1::2] = 127
+        a[:, 1::3] = 127
+        exe = _compile(_int32_matmul, a, b)
+        np.testing.assert_array_equal(np.asarray(exe(a, b)), _product("ij,jk->ik", a, b))
+        assert _runs_on_vnni(exe) == HAS_VNNI
 
 
 def test_dequantized_dense_layer():

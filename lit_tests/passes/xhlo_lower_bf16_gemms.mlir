@@ -111,3 +111,23 @@ func.func @transposed_lhs(%x: memref<64x32xbf16>, %g: memref<64x64xbf16>, %c: me
   linalg.contract indexing_maps = [affine_map<(m, n, k) -> (k, m)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%x, %g : memref<64x32xbf16>, memref<64x64xbf16>) outs(%c : memref<32x64xf32>)
   return
 }
+
+// -----
+
+// One row: the rhs is read in place (no packing), in panels of 16 vectors: per
+// step each vector's two rows are loaded and interleaved, one dot per sum.
+// CHECK-LABEL: func.func @one_row
+// BLOCK12-LABEL: func.func @one_row
+// CHECK-NOT: memref.alloc
+// CHECK: %{{.*}}:16 = scf.for {{.*}} -> (vector<16xf32>,
+// CHECK-COUNT-16: x86.avx512.dot
+// CHECK: scf.yield
+// CHECK-COUNT-16: vector.store
+// CHECK: } {xhlo.parallel_loop}
+// CHECK-NOT: linalg.contract
+func.func @one_row(%a: memref<1x64xbf16>, %b: memref<64x512xbf16>, %c: memref<1x512xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill {xhlo.blas} ins(%zero : f32) outs(%c : memref<1x512xf32>)
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<1x64xbf16>, memref<64x512xbf16>) outs(%c : memref<1x512xf32>)
+  return
+}

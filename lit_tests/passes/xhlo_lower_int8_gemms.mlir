@@ -63,3 +63,31 @@ func.func @bf16(%a: memref<12x64xbf16>, %b: memref<64x16xbf16>, %c: memref<12x16
   linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<12x64xbf16>, memref<64x16xbf16>) outs(%c : memref<12x16xf32>)
   return
 }
+
+// -----
+
+// Two rows (an LLM's decoding step): nothing is packed. Each parallel iteration
+// takes a panel of 8 vectors (128 columns): per step it reads and interleaves
+// four rows of the rhs in place, flips their sign bits (the rhs is the unsigned
+// operand here) and adds each row's own sum of groups (a dot of ones with the
+// broadcast lhs group), which corrects that row's sums at the end.
+// CHECK-LABEL: func.func @few_rows
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for
+// CHECK: %{{.*}}:18 = scf.for {{.*}} -> (vector<16xi32>,
+// CHECK-COUNT-8: arith.xori %{{.*}} : vector<64xi8>
+// CHECK-COUNT-8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-COUNT-8: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-COUNT-2: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[ONES:.*]], %{{.*}})
+// CHECK: scf.yield
+// CHECK-COUNT-2: arith.muli %{{.*}} : vector<16xi32>
+// CHECK-COUNT-16: arith.addi %{{.*}} : vector<16xi32>
+// CHECK-COUNT-16: vector.store
+// CHECK: } {xhlo.parallel_loop}
+// CHECK-NOT: linalg.contract
+func.func @few_rows(%a: memref<2x128xi8>, %b: memref<128x256xi8>, %c: memref<2x256xi32>) {
+  %zero = arith.constant 0 : i32
+  linalg.fill {xhlo.blas} ins(%zero : i32) outs(%c : memref<2x256xi32>)
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<2x128xi8>, memref<128x256xi8>) outs(%c : memref<2x256xi32>)
+  return
+}

@@ -1,5 +1,6 @@
 // RUN: xhlo-opt %s --xhlo-lower-small-gemms="accumulators=16" --split-input-file | FileCheck %s
 // RUN: xhlo-opt %s --xhlo-lower-small-gemms="accumulators=6" --split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: xhlo-opt %s --xhlo-lower-small-gemms="accumulators=16 streamed-tile-bytes=2048" --split-input-file | FileCheck %s --check-prefix=WIDE
 
 // The checks use AVX-512's 16 accumulators; the default follows the host's
 // registers (6 on AVX2, where 16 vectors of 16 floats spilled).
@@ -69,5 +70,26 @@ func.func @transposed_rhs(%a: memref<16x64xf32>, %b: memref<512x64xf32>, %c: mem
 // CHECK-NOT: linalg.contract
 func.func @batch(%a: memref<8x8x64xf32>, %b: memref<8x64x512xf32>, %c: memref<8x8x512xf32>) {
   linalg.contract indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, k, n)>, affine_map<(b, m, n, k) -> (b, m, n)>] {xhlo.blas} ins(%a, %b : memref<8x8x64xf32>, memref<8x64x512xf32>) outs(%c : memref<8x8x512xf32>)
+  return
+}
+
+// -----
+
+// An 8 MiB rhs (over max-rhs-bytes) read by 2 rows, 8 vectors (512 bytes of a
+// row) per step: streamed, not left to BLAS. 16 rows read it one vector per step,
+// and narrower tiles than streamed-tile-bytes leave both to BLAS.
+// CHECK-LABEL: func.func @matrix_vector
+// CHECK: vector.fma
+// CHECK-NOT: linalg.contract
+// CHECK-LABEL: func.func @sixteen_rows
+// CHECK: linalg.contract
+// WIDE-LABEL: func.func @matrix_vector
+// WIDE: linalg.contract
+func.func @matrix_vector(%a: memref<2x1024xf32>, %b: memref<1024x2048xf32>, %c: memref<2x2048xf32>) {
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<2x1024xf32>, memref<1024x2048xf32>) outs(%c : memref<2x2048xf32>)
+  return
+}
+func.func @sixteen_rows(%a: memref<16x1024xf32>, %b: memref<1024x2048xf32>, %c: memref<16x2048xf32>) {
+  linalg.contract indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>] {xhlo.blas} ins(%a, %b : memref<16x1024xf32>, memref<1024x2048xf32>) outs(%c : memref<16x2048xf32>)
   return
 }
