@@ -428,9 +428,9 @@ class LowerBf16Gemms(ModulePass):
         scale = blas_alpha(op)
         if not zero_start and scale != 1.0:
             return None  # alpha must not scale what the result held
-        if rows <= self.unpacked_rows and not lhs.transposed and not rhs.transposed:
-            # the widest panel whose sums fit: its rows stream from memory in long runs
-            vectors = min(16, (self.unpacked_sums - rows * self.FORMAT.corrected) // rows)
+        # the widest panel whose sums fit (its rows stream from memory in long runs), if one does
+        vectors = min(16, (self.unpacked_sums - rows * self.FORMAT.corrected) // rows)
+        if rows <= self.unpacked_rows and vectors > 0 and not lhs.transposed and not rhs.transposed:
             while vectors > 1 and cols % (LANES * vectors):
                 vectors -= 1
             return _Kernel(self.FORMAT, rows, cols, inner, vectors, rows, rows, zero_start, scale, False, False,

@@ -1,4 +1,5 @@
 // RUN: xhlo-opt %s --xhlo-lower-int8-gemms --split-input-file | FileCheck %s
+// RUN: xhlo-opt %s --xhlo-lower-int8-gemms="unpacked-rows=100" --split-input-file | FileCheck %s --check-prefix=UNPACKED
 
 // 100 x 64 columns over 128 inner elements: the rhs packed into one panel of 4
 // vectors (groups of four rows interleaved) and each panel's column sums, times
@@ -31,6 +32,10 @@
 // CHECK: memref.dealloc %[[PACKED]]
 // CHECK: memref.dealloc %[[STARTS]]
 // CHECK-NOT: linalg.contract
+// Rows whose sums (a vector each, and a row sum each) would not fit the 24 sum
+// registers are packed, even where unpacked-rows (100 here) allows more.
+// UNPACKED-LABEL: func.func @product
+// UNPACKED: memref.alloc() {alignment = 64 : i64} : memref<1x32x256xi8>
 func.func @product(%a: memref<100x128xi8>, %b: memref<128x64xi8>, %c: memref<100x64xi32>) {
   %zero = arith.constant 0 : i32
   linalg.fill {xhlo.blas} ins(%zero : i32) outs(%c : memref<100x64xi32>)
