@@ -29,7 +29,7 @@ from xhlo._mlir import arith, ir, linalg, tensor
 from .base import ModulePass, defining_op, iterator_types, linalg_generic
 from .bf16_gemm_operands import Widening, contract_of, narrow_operands, tagged_tensor_products
 from .lower_int8_gemms import INT8
-from .prepare_gemms import BLAS_TAG, is_positive_zero
+from .prepare_gemms import BLAS_TAG, zero_fill_of
 
 I8_TO_FLOAT = Widening(element="i8", cast="arith.sitofp")
 LARGEST_PRODUCT = 128 * 128  # |a * b| of two i8 values
@@ -37,9 +37,8 @@ EXACT_BITS = {"f32": 24, "f64": 53}  # integers a float type holds exactly: up t
 
 
 def _zero_filled(init: ir.Value) -> bool:
-    fill = defining_op(init)
-    return fill is not None and fill.name == "linalg.fill" and BLAS_TAG in fill.attributes \
-        and is_positive_zero(fill.operands[0])
+    fill = zero_fill_of(init)
+    return fill is not None and BLAS_TAG in fill.attributes
 
 
 def _integer_product(a: ir.Value, b: ir.Value, acc: ir.Value) -> ir.Value:

@@ -178,9 +178,9 @@ class _Kernel:
     def packed_types(self) -> list[ir.MemRefType]:
         """The rhs's panels; for a transposed lhs, its rows' groups ``[k / g][g row + k % g]``;
         for a corrected format, each panel's start of the sums."""
-        element, g = self.fmt.element_type(), self.fmt.group
         if not self.packed:
             return []
+        element, g = self.fmt.element_type(), self.fmt.group
         types = [ir.MemRefType.get([self.panels, self.groups, g * self.panel_cols], element)]
         if self.lhs_transposed:
             types.append(ir.MemRefType.get([self.groups, g * self.rows], element))
@@ -212,9 +212,9 @@ class _Kernel:
     def _starts(self, packed: ir.Value, starts: ir.Value, panel: ir.Value) -> None:
         """``starts[panel][16 j + c]``: the format's correction of column ``16 j + c``'s sums,
         from the dot of a vector of ones with the packed panel (its column sums)."""
-        ones = _ones(self.fmt.operand_type())
+        ones = vector_splat(self.fmt.operand_type(), 1)
         loop = scf.ForOp(index_constant(0), index_constant(self.groups), index_constant(1),
-                         [_zeros(self.fmt.sums_type())] * self.panel_vectors)
+                         [vector_splat(self.fmt.sums_type(), 0)] * self.panel_vectors)
         with ir.InsertionPoint(loop.body):
             width = self.fmt.group * LANES
             scf.yield_([self.fmt.dot(acc, ones, vector.load(self.fmt.operand_type(), packed,
@@ -304,7 +304,7 @@ class _Kernel:
         """Each sum's start: zero or the result's value, plus the format's correction."""
         sums_type = self.fmt.sums_type()
         if self.zero_start and starts is None:
-            return [_zeros(sums_type)] * (len(row_index) * len(cols))
+            return [vector_splat(sums_type, 0)] * (len(row_index) * len(cols))
         loaded = [] if self.zero_start else [vector.load(sums_type, out, [r, c]) for r in row_index for c in cols]
         if starts is None:
             return loaded
@@ -323,7 +323,7 @@ class _Kernel:
         # few rows, rhs read in place: the rhs is the unsigned operand, each row's sum corrects
         flip_rhs = self.fmt.corrected and not self.packed
         if flip_rhs:
-            start += [_zeros(self.fmt.sums_type())] * rows
+            start += [vector_splat(self.fmt.sums_type(), 0)] * rows
         loop = scf.ForOp(index_constant(0), index_constant(self.groups), index_constant(1), start)
         with ir.InsertionPoint(loop.body):
             kg = loop.induction_variable
@@ -344,7 +344,7 @@ class _Kernel:
                     a = self.fmt.unsigned(a)
                     sums += [self.fmt.dot(acc, a, b) for acc, b in zip(accs, rhs)]
             if flip_rhs:
-                ones = _ones(self.fmt.operand_type())
+                ones = vector_splat(self.fmt.operand_type(), 1)
                 sums += [self.fmt.dot(acc, ones, a) for acc, a in zip(list(loop.inner_iter_args)[len(sums):], rows_read)]
             scf.yield_(sums)
         results = list(loop.results)[:rows * len(cols)]
@@ -361,20 +361,6 @@ class _Kernel:
         if self.packed:
             return vector.load(self.fmt.operand_type(), rhs, [panel, kg, index_constant(self.fmt.group * LANES * j)])
         return _grouped_rows(self.fmt, rhs, kg, col)
-
-
-def _splat_of(vector_type: ir.VectorType, value: int) -> ir.Value:
-    element = vector_type.element_type
-    attr = ir.IntegerAttr.get(element, value) if isinstance(element, ir.IntegerType) else ir.FloatAttr.get(element, value)
-    return arith.constant(vector_type, ir.DenseElementsAttr.get_splat(vector_type, attr))
-
-
-def _zeros(vector_type: ir.VectorType) -> ir.Value:
-    return _splat_of(vector_type, 0)
-
-
-def _ones(vector_type: ir.VectorType) -> ir.Value:
-    return _splat_of(vector_type, 1)
 
 
 def _for(trips: int) -> scf.ForOp:

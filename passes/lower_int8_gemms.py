@@ -27,14 +27,10 @@ import dataclasses
 
 from xhlo._mlir import arith, ir
 
-from .lower_bf16_gemms import LANES, DotFormat, LowerBf16Gemms
+from .lower_bf16_gemms import DotFormat, LowerBf16Gemms
+from .lower_small_gemms import vector_splat
 
 VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"
-
-
-def _splat(vector_type: ir.VectorType, value: int) -> ir.Value:
-    return arith.constant(vector_type, ir.DenseElementsAttr.get_splat(
-        vector_type, ir.IntegerAttr.get(vector_type.element_type, value)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,14 +52,13 @@ class Int8Format(DotFormat):
 
     def unsigned(self, groups: ir.Value) -> ir.Value:
         """Signed bytes as the unsigned ``x + 128``: the sign bit flipped."""
-        return arith.xori(groups, _splat(ir.VectorType(groups.type), -128))
+        return arith.xori(groups, vector_splat(ir.VectorType(groups.type), -128))
 
     def correction(self, other_sums: ir.Value) -> ir.Value:
-        return arith.muli(other_sums, _splat(ir.VectorType(other_sums.type), -128))
+        return arith.muli(other_sums, vector_splat(ir.VectorType(other_sums.type), -128))
 
 
 INT8 = Int8Format()
-assert INT8.group * LANES == 64  # one 512-bit vector of bytes per operand
 
 
 @dataclasses.dataclass(frozen=True)

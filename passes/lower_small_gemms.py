@@ -60,9 +60,11 @@ class _Views:
 
 
 def vector_splat(vector_type: ir.VectorType, value: float) -> ir.Value:
-    """A constant vector of ``value`` in every lane."""
-    return arith.constant(vector_type, ir.DenseElementsAttr.get_splat(
-        vector_type, ir.FloatAttr.get(vector_type.element_type, value)))
+    """A constant vector of ``value`` in every lane (integer or float lanes)."""
+    element = vector_type.element_type
+    attr = ir.IntegerAttr.get(element, int(value)) if isinstance(element, ir.IntegerType) \
+        else ir.FloatAttr.get(element, value)
+    return arith.constant(vector_type, ir.DenseElementsAttr.get_splat(vector_type, attr))
 
 
 def matrix_view(mat: Matrix, batch_index: list[ir.Value]) -> ir.Value:

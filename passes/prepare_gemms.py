@@ -411,8 +411,8 @@ def _result_transposed(op: ir.Operation, dims, min_volume: int):
     ``C^T = B^T A^T``) and what ``_rewrite`` needs for it; None otherwise. A dense
     layer's weight gradient comes out of JAX as such a product and transpose."""
     uses = list(op.results[0].uses)
-    fill = defining_op(op.operands[2])
-    if len(uses) != 1 or fill is None or fill.name != "linalg.fill" or not is_positive_zero(fill.operands[0]):
+    fill = zero_fill_of(op.operands[2])
+    if len(uses) != 1 or fill is None:
         return None
     user = uses[0].owner.operation
     transposed = _transposed_from(user.results[0]) if len(user.results) == 1 else None
@@ -505,6 +505,12 @@ def is_positive_zero(value: ir.Value) -> bool:
     return number == 0.0 and math.copysign(1.0, number) > 0
 
 
+def zero_fill_of(value: ir.Value) -> ir.Operation | None:
+    """The ``linalg.fill`` of +0.0 (or integer 0) that defines ``value``, or None."""
+    fill = defining_op(value)
+    return fill if fill is not None and fill.name == "linalg.fill" and is_positive_zero(fill.operands[0]) else None
+
+
 def _tag_zero_init(contraction: ir.Operation) -> bool:
     """Tag the +0.0 fill a BLAS-bound contraction accumulates into (through reshapes), so
     xhlo-vectorize leaves it to xhlo-gemm-to-blas, which drops it for a call with beta = 0.
@@ -516,9 +522,8 @@ def _tag_zero_init(contraction: ir.Operation) -> bool:
     init = contraction.operands[2]
     while (op := defining_op(init)) is not None and op.name in RESHAPES:
         init = op.operands[0]
-    fill = defining_op(init)
-    if fill is None or fill.name != "linalg.fill" or not is_positive_zero(fill.operands[0]) \
-            or len(list(init.uses)) != 1:
+    fill = zero_fill_of(init)
+    if fill is None or len(list(init.uses)) != 1:
         return False
     if init != contraction.operands[2]:
         with ir.InsertionPoint(contraction), contraction.location:
