@@ -288,17 +288,17 @@ def test_all_gather_of_blocks_past_the_streaming_size_at_odd_offsets():
 
 
 @pytest.mark.parametrize("stride", [1, 2], ids=["contiguous", "strided"])
-def test_a_loop_carried_slice_enters_a_collective_in_place(stride):
+@pytest.mark.parametrize("n", [4096, 70000])  # 70000: the copies of the view are split in blocks
+def test_a_loop_carried_slice_enters_a_collective_in_place(stride, n):
     """Each step all-gathers the slice the previous step kept of its gather (a loop-carried
     view): passed where it lies when it is contiguous at run time, copied when strided."""
-    n = 4096
     t, wide = f"tensor<{n}xf32>", f"tensor<{2 * n}xf32>"
     body = f"""    %g = "stablehlo.all_gather"(%v) {{all_gather_dim = 0 : i64, replica_groups = {groups_attr([[0, 1]])}}}
         : ({t}) -> {wide}
     %y = stablehlo.slice %g [{stride - 1}:{stride - 1 + stride * (n - 1) + 1}:{stride}] : ({wide}) -> {t}"""
     src = module(f"(%x: {t}) -> {t}", counted_loop_body(t, 3, body), replicas=2)
     exe = xhlo.compile(src)
-    assert "-> (memref<4096xf32, strided<[1], offset: ?>>)" in exe.ir("xhlo-bufferize")
+    assert f"-> (memref<{n}xf32, strided<[1], offset: ?>>)" in exe.ir("xhlo-bufferize")
     xs = [sample(n, np.float32, d) for d in range(2)]
     kept = [x.copy() for x in xs]
     values = list(xs)

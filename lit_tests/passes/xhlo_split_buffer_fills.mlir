@@ -67,3 +67,30 @@ func.func @rows(%s: memref<4x32xf32, strided<[64, 1]>>, %d: memref<4x32xf32>) {
   linalg.copy ins(%s : memref<4x32xf32, strided<[64, 1]>>) outs(%d : memref<4x32xf32>)
   return
 }
+
+// -----
+
+// Along the innermost dim longer than one a step takes a block of 16384 elements, not
+// one element (a 1-D copy of 16 MiB was four million memcpy calls of 4 bytes); the
+// elements the blocks leave get the op once more. A loop-carried buffer's dynamic
+// strides give its slices dynamic strides (the bindings cannot infer that type).
+// CHECK-LABEL: func.func @blocks_of_the_innermost_dim
+// CHECK: scf.for %[[I:.*]] = %c0 to %c98304 step %c16384 {
+// CHECK: %[[A:.*]] = memref.subview %arg0[0, %[[I]]] [1, 16384] [1, 1] : memref<1x100000xf32, strided<[?, ?], offset: ?>> to memref<1x16384xf32, strided<[?, ?], offset: ?>>
+// CHECK: %[[B:.*]] = memref.subview %arg1[0, %[[I]]] [1, 16384] [1, 1] : memref<1x100000xf32> to memref<1x16384xf32, strided<[100000, 1], offset: ?>>
+// CHECK: linalg.copy ins(%[[A]] : {{.*}}) outs(%[[B]] : {{.*}})
+// CHECK: } {xhlo.parallel_loop}
+// CHECK: %[[TA:.*]] = memref.subview %arg0[0, 98304] [1, 1696] [1, 1] : memref<1x100000xf32, strided<[?, ?], offset: ?>> to memref<1x1696xf32, strided<[?, ?], offset: ?>>
+// CHECK: linalg.copy ins(%[[TA]] : {{.*}}) outs(%{{.*}} : memref<1x1696xf32, strided<[100000, 1], offset: 98304>>)
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK: %[[C:.*]] = memref.subview %arg2[%[[J]]] [16384] [1] : memref<4194304xf32> to memref<16384xf32, strided<[1], offset: ?>>
+// CHECK: %[[D:.*]] = memref.subview %arg3[%[[J]]] [16384] [1] : memref<4194304xf32> to memref<16384xf32, strided<[1], offset: ?>>
+// CHECK: memref.copy %[[C]], %[[D]] : memref<16384xf32, strided<[1], offset: ?>> to memref<16384xf32, strided<[1], offset: ?>>
+// CHECK: } {xhlo.parallel_loop}
+// CHECK-NOT: memref.copy
+func.func @blocks_of_the_innermost_dim(%a: memref<1x100000xf32, strided<[?, ?], offset: ?>>, %b: memref<1x100000xf32>,
+                                       %c: memref<4194304xf32>, %d: memref<4194304xf32>) {
+  linalg.copy ins(%a : memref<1x100000xf32, strided<[?, ?], offset: ?>>) outs(%b : memref<1x100000xf32>)
+  linalg.copy ins(%c : memref<4194304xf32>) outs(%d : memref<4194304xf32>)
+  return
+}
