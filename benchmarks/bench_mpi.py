@@ -132,7 +132,8 @@ def mpi_call(comm, op: str, elements: int):
 
 
 def chained_loop(comm, op: str, x: np.ndarray, ranks: int, steps: int):
-    """``steps`` mpi4py calls, each on the previous call's result, as the program's loop."""
+    """``steps`` mpi4py calls, each on the previous call's result, as the program's loop;
+    after one run from ``x``, ``buffers[steps % 2][:x.size]`` is the program's result."""
     wide = ranks if op == "all_gather" else 1
     buffers = [np.tile(x, wide), np.empty(x.size * wide, np.float32)]
     call = mpi_call(comm, op, x.size)
@@ -142,7 +143,18 @@ def chained_loop(comm, op: str, x: np.ndarray, ranks: int, steps: int):
             source, target = buffers[step % 2], buffers[1 - step % 2]
             call(source[: x.size], target)
 
+    loop.buffers = buffers
     return loop
+
+
+def check_result(comm, op: str, exe, arguments: list, x: np.ndarray, steps: int) -> None:
+    """The program's result equals mpi4py's chained calls from the same operand."""
+    from xhlo.runtime.mpi import run_on_rank
+
+    (got,) = run_on_rank(exe, arguments)
+    loop = chained_loop(comm, op, x, comm.Get_size(), steps)
+    loop()
+    np.testing.assert_allclose(got, loop.buffers[steps % 2][: x.size], rtol=1e-6)
 
 
 def measure(comm, op: str, size: int, steps: int, samples: int) -> tuple[float, float, float, float]:
@@ -152,7 +164,7 @@ def measure(comm, op: str, size: int, steps: int, samples: int) -> tuple[float, 
     from xhlo.runtime.mpi import run_on_rank
 
     ranks, elements = comm.Get_size(), size // 4
-    x = np.full(elements, comm.Get_rank() + 1, np.float32)
+    x = (np.arange(elements) % 251 + comm.Get_rank()).astype(np.float32)  # rows told apart
     arguments = [x]
     if op == "ragged_all_to_all":
         arguments = [*ragged_metadata(elements, comm.Get_rank(), ranks), x]
@@ -160,6 +172,7 @@ def measure(comm, op: str, size: int, steps: int, samples: int) -> tuple[float, 
     for count in (steps, 2 * steps):
         exe = xhlo.compile(program(op, elements, ranks, count), keep_ir=False)
         run_seconds.append(time_samples(lambda: run_on_rank(exe, arguments), comm, samples))  # noqa: B023
+    check_result(comm, op, exe, arguments, x, 2 * steps)
     out = np.empty(elements * (ranks if op == "all_gather" else 1), np.float32)
     call = mpi_call(comm, op, elements)
 

@@ -24,19 +24,20 @@ from bench_mpi import KIB, program, ragged_metadata
 SIZES = [4 * KIB, 64 * KIB, 1024 * KIB, 16 * 1024 * KIB]
 
 
-def step_time(op: str, elements: int, devices: int, steps: int, samples: int) -> float:
-    """Seconds per collective of ``op`` inside a loop, from runs of ``steps`` and ``2 * steps``."""
+def step_time(op: str, elements: int, devices: int, steps: int, samples: int) -> tuple[float, list]:
+    """Seconds per collective of ``op`` inside a loop, from runs of ``steps`` and ``2 * steps``,
+    and the results of the longer run."""
     import xhlo
 
     args = []
     for d in range(devices):
-        x = np.full(elements, d + 1, np.float32)
+        x = np.arange(d * elements, (d + 1) * elements, dtype=np.float32)  # each row its own value
         args.append((*ragged_metadata(elements, d, devices), x) if op == "ragged_all_to_all" else (x,))
     runs = []
     for k in (steps, 2 * steps):
         exe = xhlo.compile(program(op, elements, devices, k), keep_ir=False)
         runs.append(median_time(lambda exe=exe: exe.run_replicated(args), samples, reduce=min))
-    return (runs[1] - runs[0]) / steps
+    return (runs[1] - runs[0]) / steps, exe.run_replicated(args)
 
 
 def main() -> None:
@@ -49,8 +50,10 @@ def main() -> None:
     print(f"{'size':>8}{'K':>5}{'ragged us':>11}{'all_to_all us':>15}{'ratio':>7}{'memcpy us':>11}")
     for size in SIZES[:3] if args.quick else SIZES:
         steps = max(8, min(256, (64 * 1024 * KIB) // size))
-        ragged = step_time("ragged_all_to_all", size // 4, args.devices, steps, samples)
-        fixed = step_time("all_to_all", size // 4, args.devices, steps, samples)
+        ragged, moved = step_time("ragged_all_to_all", size // 4, args.devices, steps, samples)
+        fixed, expected = step_time("all_to_all", size // 4, args.devices, steps, samples)
+        for got, want in zip(moved, expected):  # equal parts: the same rows as all_to_all's
+            np.testing.assert_array_equal(got[0], want[0])
         copy = memcpy_time(size, samples)
         print(f"{size // KIB:>6}Ki{steps:>5}{ragged * 1e6:>11.1f}{fixed * 1e6:>15.1f}{ragged / fixed:>7.2f}{copy * 1e6:>11.1f}")
 
