@@ -6,7 +6,8 @@ copies of what it uses), creates one MLIR ExecutionEngine per part on its own
 thread and generates all machine code before returning. It calls the
 ExecutionEngine through the C API with ``ctypes``, which releases the GIL (the
 Python bindings hold it), so the parts really run on several cores. Then it
-points each ``@xhlo_link_<body>`` slot of part 0 at its body.
+points each ``@xhlo_link_<body>`` slot of part 0 at its body, and each
+``@xhlo_call_<function>_<part>`` slot of a part at the function part 0 kept.
 
 A ``JitProgram`` answers ``lookup``/``raw_lookup`` as the bindings'
 ExecutionEngine does, and owns its engines: the machine code lives as long as
@@ -29,7 +30,7 @@ from .errors import CompilerError
 PARTS_ATTR = "xhlo.codegen_parts"  # on the module: how many parts
 PART_ATTR = "xhlo.codegen_part"  # on a moved body: its part
 NEEDS_ATTR = "xhlo.codegen_needs"  # on a moved body: the symbols its part copies
-LINK_TO_ATTR = "xhlo.link_to"  # on a pointer slot of part 0: the body it points at
+LINK_TO_ATTR = "xhlo.link_to"  # on a pointer slot: the body (or part 0's function) it points at
 
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -99,12 +100,13 @@ class JitProgram:
             self.close()
             raise errors[0]
         slots = _link_slots(module)
-        self.link_slots = {slot: body for slot, (body, _) in slots.items()}  # the disk cache links by name
-        for slot, (body, part) in slots.items():
-            slot_address, body_address = self._engines[0].lookup(slot), self._engines[part].lookup(body)
-            if not slot_address or not body_address:
-                raise CompilerError(f"cannot link '{slot}' to '{body}'", stage="jit")
-            ctypes.c_void_p.from_address(slot_address).value = body_address
+        self.link_slots = {slot: target for slot, (_, target, _) in slots.items()}  # the disk cache links by name
+        for slot, (slot_part, target, target_part) in slots.items():
+            slot_address = self._engines[slot_part].lookup(slot)
+            target_address = self._engines[target_part].lookup(target)
+            if not slot_address or not target_address:
+                raise CompilerError(f"cannot link '{slot}' to '{target}'", stage="jit")
+            ctypes.c_void_p.from_address(slot_address).value = target_address
 
     @property
     def num_parts(self) -> int:
@@ -169,7 +171,8 @@ def _keep_part(module: ir.Operation, index: int) -> None:
         bodies = [op for op in top if _part_of(op) == index]
         keep = {ir.StringAttr(op.attributes["sym_name"]).value for op in bodies}
         for body in bodies:
-            keep.update(ir.FlatSymbolRefAttr(ref).value for ref in ir.ArrayAttr(body.attributes[NEEDS_ATTR]))
+            if NEEDS_ATTR in body.attributes:  # not on the pointer slots a part has
+                keep.update(ir.FlatSymbolRefAttr(ref).value for ref in ir.ArrayAttr(body.attributes[NEEDS_ATTR]))
         doomed = [op for op in top if "sym_name" not in op.attributes
                   or ir.StringAttr(op.attributes["sym_name"]).value not in keep]
     for op in doomed:
@@ -187,13 +190,15 @@ def _first_external_function(module: ir.Operation) -> str | None:
     return None
 
 
-def _link_slots(module: ir.Module) -> dict[str, tuple[str, int]]:
-    """``{slot global: (body, its part)}`` of the slots xhlo-partition-codegen made."""
+def _link_slots(module: ir.Module) -> dict[str, tuple[int, str, int]]:
+    """``{slot global: (its part, target, the target's part)}`` of the slots
+    xhlo-partition-codegen made (part 0's slots point at bodies, other parts' at
+    functions part 0 keeps)."""
     ops = [op.operation for op in module.body.operations]
     parts = {ir.StringAttr(op.attributes["sym_name"]).value: _part_of(op) for op in ops if PART_ATTR in op.attributes}
     slots = {}
     for op in ops:
         if LINK_TO_ATTR in op.attributes:
-            body = ir.StringAttr(op.attributes[LINK_TO_ATTR]).value
-            slots[ir.StringAttr(op.attributes["sym_name"]).value] = (body, parts[body])
+            target = ir.StringAttr(op.attributes[LINK_TO_ATTR]).value
+            slots[ir.StringAttr(op.attributes["sym_name"]).value] = (_part_of(op), target, parts.get(target, 0))
     return slots

@@ -18,10 +18,15 @@ In the IR:
   the JIT fills once every part is compiled;
 * the module gets ``xhlo.codegen_parts = N``.
 
-A body moves only if all it uses can be copied: function declarations,
-constant globals up to ``MAX_COPIED_BYTES``, and internal functions using
-nothing else. A body that touches a mutable global (a nested parallel loop
-reads the dispatch slot; cached allocations) stays in part 0. A part is made
+A body moves if all it uses can be copied (function declarations, constant
+globals up to ``MAX_COPIED_BYTES``, internal functions using nothing else) or
+is a function it only calls: such a function stays in part 0 with the state it
+keeps (the cache of large allocations), and its calls become calls through
+``@xhlo_call_<function>_<part>``, a pointer global of the body's part that the
+JIT fills with part 0's function (``xhlo.link_to`` on a slot of part p). A
+softmax's row body allocates its rows: it had stayed in part 0, and LLVM
+compiled the whole program on one thread (29 ms of softmax's 55). A body that
+takes the address of another body (a nested parallel loop) stays. A part is made
 only if its cost (``_cost``: ops LLVM does not fold at once, plus LOOP_WEIGHT per
 loop) reaches ``min_part_cost``: each part costs LLVM about 4 ms of set-up (its
 own pass pipelines, target machine and JIT session), paid on its thread.
@@ -39,6 +44,7 @@ from .base import ModulePass
 from .parallelize_loops import BODY_ATTR
 
 LINK_PREFIX = "xhlo_link_"
+CALL_PREFIX = "xhlo_call_"
 MAX_COPIED_BYTES = 1 << 16  # a larger constant keeps its users in part 0
 
 
@@ -152,9 +158,10 @@ class PartitionCodegen(ModulePass):
         movable = {}
         for name, op in symbols.items():
             if BODY_ATTR in op.attributes and name in uses:
-                needs = _copyable_closure(name, symbols, uses)
-                if needs is not None:
-                    movable[name] = needs
+                taken = {target for _, target in summaries[name].addressofs}
+                found = _movable(name, symbols, uses, taken)
+                if found is not None:
+                    movable[name] = found
         costs = {name: summary.cost for name, summary in summaries.items()}
         assignment = _assign(costs, movable, parts, self.min_part_cost)
         if assignment:
@@ -162,10 +169,37 @@ class PartitionCodegen(ModulePass):
             _apply(module, symbols, movable, assignment, addressofs)
 
 
-def _copyable_closure(body: str, symbols: dict, uses: dict) -> set[str] | None:
-    """What ``body`` uses, directly or not, if all of it can be copied into another module."""
+@dataclasses.dataclass
+class _Movable:
+    """What a body that can move takes along: symbols its part copies, functions it calls in part 0."""
+
+    needs: set[str]
+    host_calls: set[str]
+
+
+def _movable(body: str, symbols: dict, uses: dict, taken: set[str]) -> _Movable | None:
+    """How ``body`` moves to another part, None if it cannot (``taken``: the symbols it
+    takes the address of, which cannot become calls through a pointer)."""
+    moving = _Movable(set(), set())
+    for name in uses[body]:
+        copied = _copyable_closure([name], symbols, uses)
+        if copied is not None:
+            moving.needs |= copied
+        elif name not in taken and _callable_in_part_0(symbols.get(name)):
+            moving.host_calls.add(name)
+        else:
+            return None
+    return moving
+
+
+def _callable_in_part_0(op: ir.Operation | None) -> bool:
+    return op is not None and op.name == "llvm.func" and not _is_declaration(op) and BODY_ATTR not in op.attributes
+
+
+def _copyable_closure(start: list[str], symbols: dict, uses: dict) -> set[str] | None:
+    """``start`` and what it uses, directly or not, if all of it can be copied into another module."""
     needs: set[str] = set()
-    pending = list(uses[body])
+    pending = list(start)
     while pending:
         name = pending.pop()
         if name in needs:
@@ -212,41 +246,82 @@ def _apply(module: ir.Operation, symbols: dict, movable: dict, assignment: dict[
     for name, part in sorted(assignment.items()):
         body = symbols[name]
         body.attributes[PART_ATTR] = ir.IntegerAttr.get(i32, part)
-        body.attributes["linkage"] = external
-        if "sym_visibility" in body.attributes:
-            del body.attributes["sym_visibility"]
-        body.attributes[NEEDS_ATTR] = ir.ArrayAttr.get(
-            [ir.FlatSymbolRefAttr.get(n, ctx) for n in sorted(movable[name])], ctx
-        )
-        block.append(_link_slot(name, ctx))
+        _make_external(body, external)
+        needs = set(movable[name].needs)
+        for callee in sorted(movable[name].host_calls):
+            slot = f"{CALL_PREFIX}{callee}_{part}"
+            if slot not in symbols:
+                symbols[slot] = _link_slot(slot, callee, ctx)
+                symbols[slot].attributes[PART_ATTR] = ir.IntegerAttr.get(i32, part)
+                block.append(symbols[slot])
+                _make_external(symbols[callee], external)
+            _call_through_slot(body, callee, slot)
+            needs.add(slot)
+        body.attributes[NEEDS_ATTR] = ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(n, ctx) for n in sorted(needs)], ctx)
+        block.append(_link_slot(LINK_PREFIX + name, name, ctx))
     for op, target in addressofs:
         if target in assignment:
             _load_from_slot(op, target)
 
 
-def _link_slot(body: str, ctx: ir.Context) -> ir.Operation:
+def _make_external(func: ir.Operation, external: ir.Attribute) -> None:
+    """The JIT finds ``func`` by name in its part."""
+    func.attributes["linkage"] = external
+    if "sym_visibility" in func.attributes:
+        del func.attributes["sym_visibility"]
+
+
+def _link_slot(slot: str, target: str, ctx: ir.Context) -> ir.Operation:
+    """A pointer global the JIT sets to ``target``'s machine code."""
     text = (
-        f'llvm.mlir.global external @{LINK_PREFIX}{body}() {{addr_space = 0 : i32, alignment = 8 : i64, '
-        f'{LINK_TO_ATTR} = "{body}"}} : !llvm.ptr {{\n'
+        f'llvm.mlir.global external @{slot}() {{addr_space = 0 : i32, alignment = 8 : i64, '
+        f'{LINK_TO_ATTR} = "{target}"}} : !llvm.ptr {{\n'
         "  %null = llvm.mlir.zero : !llvm.ptr\n  llvm.return %null : !llvm.ptr\n}"
     )
     return ir.Operation.parse(text, context=ctx)
 
 
-def _load_from_slot(addressof: ir.Operation, body: str) -> None:
-    """``llvm.mlir.addressof @body`` -> ``llvm.load (llvm.mlir.addressof @xhlo_link_body)``."""
-    ptr = addressof.results[0].type
-    with ir.InsertionPoint(addressof), addressof.location:
-        slot = ir.Operation.create(
-            "llvm.mlir.addressof",
-            results=[ptr],
-            attributes={"global_name": ir.FlatSymbolRefAttr.get(LINK_PREFIX + body)},
+def _call_through_slot(body: ir.Operation, callee: str, slot: str) -> None:
+    """``llvm.call @callee(args)`` in ``body`` -> ``llvm.call (llvm.load @slot)(args)``."""
+    calls = []
+
+    def visit(op):
+        if op.name == "llvm.call" and "callee" in op.attributes \
+                and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == callee:
+            calls.append(op.operation)
+        return ir.WalkResult.ADVANCE
+
+    body.walk(visit, ir.WalkOrder.PRE_ORDER)
+    for call in calls:
+        pointer = _load_slot(call, slot)
+        attributes = {name: call.attributes[name] for name in call.attributes if name != "callee"}
+        segments = list(ir.DenseI32ArrayAttr(attributes["operandSegmentSizes"]))
+        attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([segments[0] + 1, *segments[1:]])
+        with ir.InsertionPoint(call), call.location:
+            indirect = ir.Operation.create("llvm.call", results=[r.type for r in call.results],
+                                           operands=[pointer, *call.operands], attributes=attributes)
+        for old, new in zip(call.results, indirect.results):
+            old.replace_all_uses_with(new)
+        call.erase()
+
+
+def _load_slot(before: ir.Operation, slot: str) -> ir.Value:
+    """``llvm.load (llvm.mlir.addressof @slot)``, inserted before ``before``."""
+    ptr = ir.Type.parse("!llvm.ptr")
+    with ir.InsertionPoint(before), before.location:
+        address = ir.Operation.create(
+            "llvm.mlir.addressof", results=[ptr], attributes={"global_name": ir.FlatSymbolRefAttr.get(slot)}
         )
         loaded = ir.Operation.create(
             "llvm.load",
             results=[ptr],
-            operands=[slot.results[0]],
+            operands=[address.results[0]],
             attributes={"alignment": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 8)},
         )
-    addressof.results[0].replace_all_uses_with(loaded.results[0])
+    return loaded.results[0]
+
+
+def _load_from_slot(addressof: ir.Operation, body: str) -> None:
+    """``llvm.mlir.addressof @body`` -> ``llvm.load (llvm.mlir.addressof @xhlo_link_body)``."""
+    addressof.results[0].replace_all_uses_with(_load_slot(addressof, LINK_PREFIX + body))
     addressof.erase()

@@ -37,9 +37,15 @@ func.func @main(%x: tensor<256x1024xf32>) -> tensor<256x1024xf32> {
 """
 
 
-def softmax(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max(axis=0))
-    return e / e.sum(axis=0)
+# A softmax over rows: one row loop whose body allocates a row (through xhlo's cache of
+# large allocations, which keeps its state in part 0).
+ROW_SOFTMAX = SOFTMAX.replace("dimensions = [0]", "dimensions = [1]").replace("dims = [1]", "dims = [0]") \
+    .replace("tensor<256x1024xf32>", "tensor<64x4096xf32>").replace("tensor<1024xf32>", "tensor<64xf32>")
+
+
+def softmax(x: np.ndarray, axis: int = 0) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 @pytest.fixture
@@ -62,6 +68,18 @@ def test_parts_compile_apart_and_compute_the_same(cores, count):
     np.testing.assert_allclose(exe(x), softmax(x), rtol=2e-5, atol=1e-7)
 
 
+def test_a_body_calls_part_0s_allocator_through_a_pointer(cores):
+    """The row body moves to part 1 although it allocates: its calls of the allocator
+    (which stays in part 0 with its cache) go through a pointer the JIT sets."""
+    cores(2)
+    exe = xhlo.compile(ROW_SOFTMAX, cache=False, keep_ir=True)
+    lowered = exe.ir("xhlo-lower-to-llvm")
+    assert exe._engine.num_parts == 2 and "@xhlo_call__mlir_memref_to_llvm_alloc_1" in lowered
+    x = np.random.default_rng(2).standard_normal((64, 4096)).astype(np.float32) * 4
+    for _ in range(3):  # later calls reuse the cached rows
+        np.testing.assert_allclose(exe(x), softmax(x, axis=1), rtol=2e-5, atol=1e-7)
+
+
 def test_pipeline_shows_the_partition(cores):
     cores(2)
     exe = xhlo.compile(SOFTMAX, cache=False, keep_ir=True)
@@ -76,19 +94,23 @@ RUN = textwrap.dedent("""
     from xhlo.passes import partition_codegen
     partition_codegen.available_cores = lambda: 2
     exe = xhlo.compile(sys.argv[1], cache_dir=sys.argv[2])
-    x = np.random.default_rng(1).standard_normal((256, 1024)).astype(np.float32)
-    e = np.exp(x - x.max(axis=0))
-    ok = bool(np.allclose(exe(x), e / e.sum(axis=0), rtol=2e-5, atol=1e-7))
+    axis = int(sys.argv[3])
+    x = np.random.default_rng(1).standard_normal((256, 1024) if axis == 0 else (64, 4096)).astype(np.float32)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    ok = bool(np.allclose(exe(x), e / e.sum(axis=axis, keepdims=True), rtol=2e-5, atol=1e-7))
     print(json.dumps({"engine": type(exe._engine).__name__, "ok": ok,
                       "parts": getattr(exe._engine, "num_parts", None)}))
 """)
 
 
 @pytest.mark.skipif(shutil.which("ld") is None, reason="the disk cache links object code with ld")
-def test_parts_link_into_one_cached_library(tmp_path):
+@pytest.mark.parametrize("axis", [0, 1], ids=["columns", "rows: a body calls part 0"])
+def test_parts_link_into_one_cached_library(tmp_path, axis):
     runs = []
+    program = SOFTMAX if axis == 0 else ROW_SOFTMAX
     for _ in range(2):
-        proc = subprocess.run([sys.executable, "-c", RUN, SOFTMAX, str(tmp_path)], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-c", RUN, program, str(tmp_path), str(axis)],
+                              capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     assert runs == [{"engine": "JitProgram", "ok": True, "parts": 2}, {"engine": "LoadedProgram", "ok": True, "parts": None}]

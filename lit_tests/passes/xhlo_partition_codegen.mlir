@@ -77,6 +77,42 @@ module {
 
 // -----
 
+// A body that calls a function keeping state in a mutable global (xhlo's cache of
+// large allocations) moves: the function stays in part 0, made external, and the
+// body calls it through a pointer global of its own part, which the JIT sets to
+// part 0's function.
+// CHECK-LABEL: module attributes {xhlo.codegen_parts = 2 : i32}
+// CHECK-LABEL: llvm.func @alloc(%{{.*}}: i64) -> !llvm.ptr
+// CHECK-LABEL: llvm.func @main_parallel_0
+// CHECK-SAME: xhlo.codegen_needs = [@xhlo_call_alloc_1]
+// CHECK: %[[SLOT:.*]] = llvm.mlir.addressof @xhlo_call_alloc_1 : !llvm.ptr
+// CHECK: %[[ALLOC:.*]] = llvm.load %[[SLOT]] {alignment = 8 : i64} : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[ROW:.*]] = llvm.call %[[ALLOC]](%{{.*}}) : !llvm.ptr, (i64) -> !llvm.ptr
+// CHECK: llvm.store %{{.*}}, %[[ROW]]
+// CHECK: llvm.mlir.global external @xhlo_call_alloc_1()
+// CHECK-SAME: xhlo.codegen_part = 1 : i32
+// CHECK-SAME: xhlo.link_to = "alloc"
+module {
+  llvm.mlir.global internal @cache() {addr_space = 0 : i32} : !llvm.ptr {
+    %0 = llvm.mlir.zero : !llvm.ptr
+    llvm.return %0 : !llvm.ptr
+  }
+  llvm.func internal @alloc(%bytes: i64) -> !llvm.ptr attributes {no_inline} {
+    %slot = llvm.mlir.addressof @cache : !llvm.ptr
+    %block = llvm.load %slot : !llvm.ptr -> !llvm.ptr
+    llvm.return %block : !llvm.ptr
+  }
+  llvm.func internal @main_parallel_0(%captures: !llvm.ptr, %begin: i64, %end: i64) attributes {no_inline, xhlo.parallel_body} {
+    %row = llvm.call @alloc(%end) : (i64) -> !llvm.ptr
+    %one = llvm.mlir.constant(1.0 : f32) : f32
+    %x = llvm.fadd %one, %one : f32
+    llvm.store %x, %row : f32, !llvm.ptr
+    llvm.return
+  }
+}
+
+// -----
+
 // Parts too small to pay for their set-up are not made (default min-part-cost).
 // RUN: xhlo-opt %s --xhlo-partition-codegen=parts=2 --split-input-file | FileCheck %s --check-prefix=NOPART
 // NOPART-NOT: xhlo.codegen_part
