@@ -245,6 +245,8 @@ STAGES: tuple[Stage, ...] = (
             "xhlo-cache-large-allocations",
             "convert-func-to-llvm",
             "convert-cf-to-llvm",
+            # the loops' unroll hints onto their LLVM back edges (convert-cf-to-llvm leaves them aside)
+            "xhlo-loop-annotations",
             "convert-ub-to-llvm",
             "reconcile-unrealized-casts",
             # LLVM's x86 backend aborts on many bf16 vectors: it sees i16 bits instead

@@ -89,6 +89,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-outline-serial-loops": "outline_serial_loops:OutlineSerialLoops",
     "xhlo-internalize-functions": "internalize_functions:InternalizeFunctions",
     "xhlo-partition-codegen": "partition_codegen:PartitionCodegen",
+    "xhlo-loop-annotations": "loop_annotations:LoopAnnotations",
     "xhlo-hoist-static-allocas": "hoist_static_allocas:HoistStaticAllocas",
     "xhlo-fold-empty-tensors": "fold_empty_tensors:FoldEmptyTensors",
     "xhlo-stack-small-buffers": "stack_small_buffers:StackSmallBuffers",

@@ -1,0 +1,36 @@
+"""xhlo-loop-annotations: an ``scf.for``'s ``llvm.loop_annotation`` reaches LLVM.
+
+``convert-scf-to-cf`` copies a loop's ``llvm.loop_annotation`` attribute to its
+back edge, and ``convert-cf-to-llvm`` keeps it on the ``llvm.br`` as a
+discardable attribute, which the translation to LLVM IR ignores: only the
+branch's own ``loop_annotation`` becomes ``!llvm.loop`` metadata. This pass
+moves the one into the other, after ``convert-cf-to-llvm``.
+
+xhlo marks loops whose steps are whole memcpy calls or row loops
+(``xhlo-split-buffer-fills``) ``unroll disable``: LLVM unrolled the loop of a
+padded convolution's row copies eight times (-unroll-threshold=0 leaves partial
+unrolling on): its code-generation part took 19 ms of LLVM time, 12 without.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from xhlo._mlir import ir
+
+from .base import ModulePass, walk_ops
+
+DISCARDABLE = "llvm.loop_annotation"
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopAnnotations(ModulePass):
+    """Move ``llvm.loop_annotation`` on LLVM branches into their ``loop_annotation``."""
+
+    NAME = "xhlo-loop-annotations"
+
+    def run(self, module: ir.Operation) -> None:
+        for branch in walk_ops(module, ("llvm.br", "llvm.cond_br")):
+            if DISCARDABLE in branch.attributes:
+                branch.attributes["loop_annotation"] = branch.attributes[DISCARDABLE]
+                del branch.attributes[DISCARDABLE]
