@@ -21,6 +21,12 @@ from xhlo._mlir import ir
 from .base import ModulePass, walk_ops
 
 DISCARDABLE = "llvm.loop_annotation"
+NO_UNROLL = "#llvm.loop_annotation<unroll = #llvm.loop_unroll<disable = true>>"
+
+
+def mark_no_unroll(loop: ir.Operation) -> None:
+    """Ask LLVM not to unroll ``loop`` (an ``scf.for``)."""
+    loop.attributes[DISCARDABLE] = ir.Attribute.parse(NO_UNROLL)
 
 
 @dataclasses.dataclass(frozen=True)

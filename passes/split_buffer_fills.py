@@ -29,6 +29,7 @@ from xhlo._mlir import ir, linalg, memref, scf
 
 from .base import ModulePass, walk_ops
 from .gemm_to_blas import index_constant
+from .loop_annotations import mark_no_unroll
 from .memref_copy_to_linalg import (
     contiguous_elements,
     is_row_major,
@@ -39,9 +40,6 @@ from .vectorize import PARALLEL_LOOP
 
 _SPLIT = ("linalg.fill", "linalg.copy", "linalg.map")
 CHUNK_ELEMENTS = 1 << 14  # elements per step of a loop over the innermost dim
-# A step is a memcpy, a fill loop or an element loop of at least a row: LLVM unrolled the
-# loop of conv2d's padding copies eight times (its part took 19 ms of LLVM time, 12 without).
-NO_UNROLL = "#llvm.loop_annotation<unroll = #llvm.loop_unroll<disable = true>>"
 
 
 def _shape(op: ir.Operation) -> list[int] | None:
@@ -65,7 +63,7 @@ def _split(op: ir.Operation, shape: list[int], dim: int, parallel: bool) -> list
     block = min(shape[dim], CHUNK_ELEMENTS) if innermost else 1
     whole = shape[dim] - shape[dim] % block
     loop = scf.ForOp(index_constant(0), index_constant(whole), index_constant(block))
-    loop.operation.attributes["llvm.loop_annotation"] = ir.Attribute.parse(NO_UNROLL)
+    mark_no_unroll(loop.operation)  # a step is a memcpy, a fill loop or an element loop of a row
     if parallel:
         loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
     with ir.InsertionPoint(loop.body):
