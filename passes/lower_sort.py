@@ -13,8 +13,8 @@ their order (stable; this satisfies ``is_stable`` either way). The passes run in
 pairs (A -> B -> A) so each loop iteration yields its buffers in place; an odd
 pass count adds one pass whose single run is a plain copy. O(n log n)
 comparisons, no allocation inside the loops. Rows are independent: the loop
-over them is marked ``xhlo.parallel_loop`` (each row's comparator flag is its
-own, a stack buffer after bufferization), so ``xhlo-parallelize-loops`` spreads
+over them is marked ``xhlo.parallel_loop`` (a comparator's result is a scalar:
+``xhlo-scalarize-rank0-tensors``), so ``xhlo-parallelize-loops`` spreads
 a batch of sorts or of top-k rows over the cores (256 rows of 4096, k = 256,
 on two Zen 3 cores: 26 -> 17 ms).
 
@@ -133,14 +133,15 @@ def _element_view(row_tensor: ir.Value, row: ir.Value, position: ir.Value) -> ir
 
 def _row_loop(batch: int, carried: list[ir.Value]) -> scf.ForOp:
     """The loop over the rows, marked for the thread pool: each row writes only its own
-    slice of the carried tensors (its comparator flag is its own, made in the body)."""
+    slice of the carried tensors."""
     loop = scf.ForOp(_index(0), _index(batch), _index(1), carried)
     loop.operation.attributes[PARALLEL_LOOP] = ir.UnitAttr.get()
     return loop
 
 
 def _flag() -> ir.Value:
-    """A row's buffer for the comparator's result."""
+    """Where a comparator map writes its result (one element: a scalar once
+    xhlo-scalarize-rank0-tensors has run, no buffer)."""
     return tensor.EmptyOp([1], sh.i1()).result
 
 
@@ -155,24 +156,23 @@ class _Comparator:
         row: ir.Value,
         first: ir.Value,
         second: ir.Value,
-        flag: ir.Value,
         seconds: list[ir.Value] | None = None,
-    ) -> tuple[ir.Value, ir.Value]:
-        """(comparator(element ``first``, element ``second``) as i1, updated flag buffer);
-        element ``second`` is read from ``seconds`` when given, else from ``sources``."""
+    ) -> ir.Value:
+        """comparator(element ``first``, element ``second``) as i1; element ``second`` is
+        read from ``seconds`` when given, else from ``sources``."""
         args = []
         for src, other in zip(sources, seconds or sources):
             args += [_element_view(src, row, first), _element_view(other, row, second)]
         if not self.as_map:
             (result,) = sh.inline_region(self.region, args)
-            return tensor.ExtractOp(result, []).result, flag
+            return tensor.ExtractOp(result, []).result
         result_type = sh.tensor_type([], sh.i1())
         no_dims = {"dimensions": sh.dense_i64([])}
         mapped = sh.create("stablehlo.map", args, [result_type], no_dims, regions=1)
         arg_types = [a.type for a in args]
         sh.build_region(mapped.regions[0], arg_types, lambda *a: sh.inline_region(self.region, a))
-        flag = tensor.InsertSliceOp(mapped.result, flag, [], [], [], [0], [1], [1]).result
-        return tensor.ExtractOp(flag, [_index(0)]).result, flag
+        written = tensor.InsertSliceOp(mapped.result, _flag(), [], [], [], [0], [1], [1]).result
+        return tensor.ExtractOp(written, [_index(0)]).result
 
 
 # -- merge sort --------------------------------------------------------------------------
@@ -182,26 +182,19 @@ def _merge_runs(
     cmp: _Comparator,
     sources: list[ir.Value],
     dests: list[ir.Value],
-    flag: ir.Value,
     row: ir.Value,
     lo: ir.Value,
     mid: ir.Value,
     hi: ir.Value,
-) -> tuple[list[ir.Value], ir.Value]:
+) -> list[ir.Value]:
     """Merge sources[row, lo:mid] and sources[row, mid:hi] into dests[row, lo:hi]."""
-    loop = scf.ForOp(lo, hi, _index(1), [lo, mid, *dests, flag])
+    loop = scf.ForOp(lo, hi, _index(1), [lo, mid, *dests])
     with ir.InsertionPoint(loop.body):
         k = loop.induction_variable
-        i, j, *outs, flag_in = loop.inner_iter_args
+        i, j, *outs = loop.inner_iter_args
         left_live, right_live = _less(i, mid), _less(j, hi)
         both = arith.AndIOp(left_live, right_live).result
-        choose = scf.IfOp(both, [sh.i1(), flag_in.type], has_else=True)
-        with ir.InsertionPoint(choose.then_block):
-            take_right, flag_out = cmp.precedes(sources, row, j, i, flag_in)
-            scf.YieldOp([take_right, flag_out])
-        with ir.InsertionPoint(choose.else_block):
-            scf.YieldOp([right_live, flag_in])
-        take_right, flag_out = choose.results
+        take_right = _if(both, [sh.i1()], lambda: [cmp.precedes(sources, row, j, i)], lambda: [right_live])[0]
         pos = _select(take_right, j, i)
         new_outs = [
             tensor.InsertOp(tensor.ExtractOp(src, [row, pos]).result, out, [row, k]).result
@@ -210,33 +203,28 @@ def _merge_runs(
         one = _index(1)
         next_i = _select(take_right, i, arith.AddIOp(i, one).result)
         next_j = _select(take_right, arith.AddIOp(j, one).result, j)
-        scf.YieldOp([next_i, next_j, *new_outs, flag_out])
-    results = list(loop.results)
-    return results[2:-1], results[-1]
+        scf.YieldOp([next_i, next_j, *new_outs])
+    return list(loop.results)[2:]
 
 
 def _merge_pass(
     cmp: _Comparator,
     sources: list[ir.Value],
     dests: list[ir.Value],
-    flag: ir.Value,
     row: ir.Value,
     width: ir.Value,
     n: int,
-) -> tuple[list[ir.Value], ir.Value]:
+) -> list[ir.Value]:
     """One merge-sort pass over a row: runs of ``width`` merged pairwise into ``dests``."""
     n_index = _index(n)
     double = arith.AddIOp(width, width).result
-    loop = scf.ForOp(_index(0), n_index, double, [*dests, flag])
+    loop = scf.ForOp(_index(0), n_index, double, dests)
     with ir.InsertionPoint(loop.body):
         lo = loop.induction_variable
-        *outs, flag_in = loop.inner_iter_args
         mid = _min(arith.AddIOp(lo, width).result, n_index)
         hi = _min(arith.AddIOp(lo, double).result, n_index)
-        outs, flag_out = _merge_runs(cmp, sources, list(outs), flag_in, row, lo, mid, hi)
-        scf.YieldOp([*outs, flag_out])
-    results = list(loop.results)
-    return results[:-1], results[-1]
+        scf.YieldOp(_merge_runs(cmp, sources, list(loop.inner_iter_args), row, lo, mid, hi))
+    return list(loop.results)
 
 
 def _sort_rows(cmp: _Comparator, rows: list[ir.Value], n: int) -> list[ir.Value]:
@@ -254,49 +242,45 @@ def _sort_rows(cmp: _Comparator, rows: list[ir.Value], n: int) -> list[ir.Value]
         row = row_loop.induction_variable
         state = list(row_loop.inner_iter_args)
         a, b = state[:count], state[count:]
-        a, flag_in = _merge_pass(cmp, rows, a, _flag(), row, _index(1), n)
-        pass_loop = scf.ForOp(_index(0), _index(later_pairs), _index(1), [*a, *b, flag_in])
+        a = _merge_pass(cmp, rows, a, row, _index(1), n)
+        pass_loop = scf.ForOp(_index(0), _index(later_pairs), _index(1), [*a, *b])
         with ir.InsertionPoint(pass_loop.body):
             state = list(pass_loop.inner_iter_args)
-            a, b, flag_in = state[:count], state[count : 2 * count], state[-1]
+            a, b = state[:count], state[count:]
             two_q = arith.AddIOp(pass_loop.induction_variable, pass_loop.induction_variable).result
             width = arith.ShLIOp(_index(2), two_q).result
-            b, flag_mid = _merge_pass(cmp, a, b, flag_in, row, width, n)
+            b = _merge_pass(cmp, a, b, row, width, n)
             double = arith.AddIOp(width, width).result
-            a, flag_out = _merge_pass(cmp, b, a, flag_mid, row, double, n)
-            scf.YieldOp([*a, *b, flag_out])
-        scf.YieldOp(list(pass_loop.results)[:-1])
+            a = _merge_pass(cmp, b, a, row, double, n)
+            scf.YieldOp([*a, *b])
+        scf.YieldOp(list(pass_loop.results))
     return list(row_loop.results)[:count]
 
 
 # -- top k: a partial sort ----------------------------------------------------------------
 
 
-def _shift_down(cmp: _Comparator, rows, outs, flag, row, j, start):
+def _shift_down(cmp: _Comparator, rows, outs, row, j, start):
     """Move the kept elements at and above ``start`` up one slot while element ``j`` of
-    ``rows`` must precede the one below: (its slot, the kept tensors, the flag)."""
-    types = [ir.IndexType.get(), *[o.type for o in outs], flag.type]
-    loop = ir.Operation.create("scf.while", results=types, operands=[start, *outs, flag], regions=2)
+    ``rows`` must precede the one below: (its slot, the kept tensors)."""
+    types = [ir.IndexType.get(), *[o.type for o in outs]]
+    loop = ir.Operation.create("scf.while", results=types, operands=[start, *outs], regions=2)
     before = loop.regions[0].blocks.append(*types)
     with ir.InsertionPoint(before):
-        pos, *kept, flag_in = before.arguments
+        pos, *kept = before.arguments
         above_zero = arith.CmpIOp(arith.CmpIPredicate.sgt, pos, _index(0)).result
-        check = scf.IfOp(above_zero, [sh.i1(), flag_in.type], has_else=True)
-        with ir.InsertionPoint(check.then_block):
-            below = arith.SubIOp(pos, _index(1)).result
-            scf.YieldOp(list(cmp.precedes(rows, row, j, below, flag_in, seconds=list(kept))))
-        with ir.InsertionPoint(check.else_block):
-            scf.YieldOp([arith.ConstantOp(sh.i1(), 0).result, flag_in])
-        move, flag_out = check.results
-        ir.Operation.create("scf.condition", operands=[move, pos, *kept, flag_out])
+        below = arith.SubIOp(pos, _index(1)).result
+        (move,) = _if(above_zero, [sh.i1()], lambda: [cmp.precedes(rows, row, j, below, seconds=list(kept))],
+                      lambda: [arith.ConstantOp(sh.i1(), 0).result])
+        ir.Operation.create("scf.condition", operands=[move, pos, *kept])
     after = loop.regions[1].blocks.append(*types)
     with ir.InsertionPoint(after):
-        pos, *kept, flag_in = after.arguments
+        pos, *kept = after.arguments
         below = arith.SubIOp(pos, _index(1)).result
         moved = [tensor.InsertOp(tensor.ExtractOp(o, [row, below]).result, o, [row, pos]).result for o in kept]
-        scf.YieldOp([below, *moved, flag_in])
+        scf.YieldOp([below, *moved])
     results = list(loop.results)
-    return results[0], results[1:-1], results[-1]
+    return results[0], results[1:]
 
 
 def _top_rows(cmp: _Comparator, rows: list[ir.Value], n: int, k: int) -> list[ir.Value]:
@@ -311,42 +295,37 @@ def _top_rows(cmp: _Comparator, rows: list[ir.Value], n: int, k: int) -> list[ir
     row_loop = _row_loop(batch, kept)
     with ir.InsertionPoint(row_loop.body):
         row = row_loop.induction_variable
-        element_loop = scf.ForOp(_index(0), _index(n), _index(1), [*row_loop.inner_iter_args, _flag(), _index(0)])
+        element_loop = scf.ForOp(_index(0), _index(n), _index(1), [*row_loop.inner_iter_args, _index(0)])
         with ir.InsertionPoint(element_loop.body):
             j = element_loop.induction_variable
-            *kept, flag_in, filled = element_loop.inner_iter_args
+            *kept, filled = element_loop.inner_iter_args
             full = arith.CmpIOp(arith.CmpIPredicate.eq, filled, _index(k)).result
-            check = scf.IfOp(full, [sh.i1(), flag_in.type], has_else=True)
-            with ir.InsertionPoint(check.then_block):
-                scf.YieldOp(list(cmp.precedes(rows, row, j, last, flag_in, seconds=list(kept))))
-            with ir.InsertionPoint(check.else_block):
-                scf.YieldOp([arith.ConstantOp(sh.i1(), 1).result, flag_in])
-            take, flag_mid = check.results
-            insert = scf.IfOp(take, [*[o.type for o in kept], flag_in.type, filled.type], has_else=True)
+            (take,) = _if(full, [sh.i1()], lambda: [cmp.precedes(rows, row, j, last, seconds=list(kept))],
+                          lambda: [arith.ConstantOp(sh.i1(), 1).result])
+            insert = scf.IfOp(take, [*[o.type for o in kept], filled.type], has_else=True)
             with ir.InsertionPoint(insert.then_block):
                 start = _select(full, last, filled)
-                pos, shifted, flag_out = _shift_down(cmp, rows, list(kept), flag_mid, row, j, start)
+                pos, shifted = _shift_down(cmp, rows, list(kept), row, j, start)
                 placed = [tensor.InsertOp(tensor.ExtractOp(r, [row, j]).result, o, [row, pos]).result
                           for r, o in zip(rows, shifted)]
                 grown = _select(full, filled, arith.AddIOp(filled, _index(1)).result)
-                scf.YieldOp([*placed, flag_out, grown])
+                scf.YieldOp([*placed, grown])
             with ir.InsertionPoint(insert.else_block):
-                scf.YieldOp([*kept, flag_mid, filled])
+                scf.YieldOp([*kept, filled])
             scf.YieldOp(list(insert.results))
-        scf.YieldOp(list(element_loop.results)[:-2])
+        scf.YieldOp(list(element_loop.results)[:-1])
     return list(row_loop.results)[:count]
 
 
 def _later(cmp: _Comparator, kept: list[ir.Value], positions: ir.Value, row: ir.Value,
-           a: ir.Value, b: ir.Value, flag: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """(kept element ``a`` comes after kept element ``b`` in the stable sort's order, flag):
-    the comparator puts ``b`` first, or neither first and ``b`` came first in the row.
-    Straight-line code: a flag buffer written in only one branch of an scf.if was copied."""
-    b_first, flag = cmp.precedes(kept, row, b, a, flag)
-    a_first, flag = cmp.precedes(kept, row, a, b, flag)
+           a: ir.Value, b: ir.Value) -> ir.Value:
+    """Kept element ``a`` comes after kept element ``b`` in the stable sort's order: the
+    comparator puts ``b`` first, or neither first and ``b`` came first in the row."""
+    b_first = cmp.precedes(kept, row, b, a)
+    a_first = cmp.precedes(kept, row, a, b)
     earlier = _less(tensor.ExtractOp(positions, [row, b]).result, tensor.ExtractOp(positions, [row, a]).result)
     not_a_first = arith.XOrIOp(a_first, _true()).result
-    return arith.OrIOp(b_first, arith.AndIOp(not_a_first, earlier).result).result, flag
+    return arith.OrIOp(b_first, arith.AndIOp(not_a_first, earlier).result).result
 
 
 def _swap(tensors: list[ir.Value], row: ir.Value, i: ir.Value, j: ir.Value) -> list[ir.Value]:
@@ -358,30 +337,29 @@ def _swap(tensors: list[ir.Value], row: ir.Value, i: ir.Value, j: ir.Value) -> l
     return swapped
 
 
-def _sift_down(cmp: _Comparator, kept: list[ir.Value], positions: ir.Value, flag: ir.Value,
-               row: ir.Value, start: ir.Value, size: ir.Value, depth: int) -> tuple[list[ir.Value], ir.Value, ir.Value]:
+def _sift_down(cmp: _Comparator, kept: list[ir.Value], positions: ir.Value,
+               row: ir.Value, start: ir.Value, size: ir.Value, depth: int) -> tuple[list[ir.Value], ir.Value]:
     """Restore the heap below ``start`` in the first ``size`` slots: the element moves down
     while a child comes after it (the root is the kept element that comes last).
 
     A counted loop over the heap's ``depth`` levels that idles once the element has
     settled (an scf.for's buffers bufferize in place; an scf.while's were copied)."""
-    loop = scf.ForOp(_index(0), _index(depth), _index(1),
-                     [start, _true(), *kept, positions, flag])
+    loop = scf.ForOp(_index(0), _index(depth), _index(1), [start, _true(), *kept, positions])
     with ir.InsertionPoint(loop.body):
-        i, active, *held, pos_in, flag_in = loop.inner_iter_args
+        i, active, *held, pos_in = loop.inner_iter_args
         left = arith.AddIOp(arith.AddIOp(i, i).result, _index(1)).result
         right = arith.AddIOp(left, _index(1)).result
         last = arith.SubIOp(size, _index(1)).result  # slots past the heap read as this one
         left_slot, right_slot = _min(left, last), _min(right, last)
-        right_later, flag_in = _later(cmp, list(held), pos_in, row, right_slot, left_slot, flag_in)
+        right_later = _later(cmp, list(held), pos_in, row, right_slot, left_slot)
         child = _select(arith.AndIOp(_less(right, size), right_later).result, right, left_slot)
-        child_later, flag_out = _later(cmp, list(held), pos_in, row, child, i, flag_in)
+        child_later = _later(cmp, list(held), pos_in, row, child, i)
         move = arith.AndIOp(arith.AndIOp(active, _less(left, size)).result, child_later).result
         tensors = [*held, pos_in]
         moved = _if(move, [t.type for t in tensors], lambda: _swap(tensors, row, i, child), lambda: tensors)
-        scf.YieldOp([child, move, *moved, flag_out])
+        scf.YieldOp([child, move, *moved])
     results = list(loop.results)
-    return results[2:-2], results[-2], results[-1]
+    return results[2:-1], results[-1]
 
 
 def _if(condition: ir.Value, types: list[ir.Type], then, otherwise) -> list[ir.Value]:
@@ -405,14 +383,14 @@ def _place(rows: list[ir.Value], tensors: list[ir.Value], row: ir.Value, j: ir.V
 
 def _heap_step(cmp: _Comparator, rows: list[ir.Value], row: ir.Value, t: ir.Value,
                state: list[ir.Value], n: int, k: int) -> list[ir.Value]:
-    """Step ``t`` of ``_heap_top_rows``' phases on (kept..., positions, flag)."""
-    *held, pos_in, flag_in = state
+    """Step ``t`` of ``_heap_top_rows``' phases on (kept..., positions)."""
+    *held, pos_in = state
     inner, scanned, depth = k // 2, n - k, k.bit_length() - 1  # depth: levels an element can sink
     heapify = _less(t, _index(inner))
     drain = arith.CmpIOp(arith.CmpIPredicate.sge, t, _index(inner + scanned)).result
     scan = arith.AndIOp(arith.XOrIOp(heapify, _true()).result, arith.XOrIOp(drain, _true()).result).result
     j = _min(arith.AddIOp(t, _index(k - inner)).result, _index(n - 1))  # the scanned element
-    precedes_root, flag_in = cmp.precedes(rows, row, j, _index(0), flag_in, seconds=list(held))
+    precedes_root = cmp.precedes(rows, row, j, _index(0), seconds=list(held))
     take = arith.AndIOp(scan, precedes_root).result
     end = arith.SubIOp(_index(inner + scanned + k - 1), t).result  # the drain's last heap slot
     start = _select(heapify, arith.SubIOp(_index(inner - 1), t).result, _index(0))
@@ -425,11 +403,11 @@ def _heap_step(cmp: _Comparator, rows: list[ir.Value], row: ir.Value, t: ir.Valu
         *ready, pos_ready = _if(take, types, lambda: _place(rows, tensors, row, j, _index(0)),
                                 lambda: _if(drain, types, lambda: _swap(tensors, row, _index(0), end),
                                             lambda: tensors))
-        ready, pos_ready, flag_out = _sift_down(cmp, ready, pos_ready, flag_in, row, start, size, depth)
-        return [*ready, pos_ready, flag_out]
+        ready, pos_ready = _sift_down(cmp, ready, pos_ready, row, start, size, depth)
+        return [*ready, pos_ready]
 
     sift = arith.OrIOp(arith.OrIOp(heapify, take).result, drain).result
-    return _if(sift, [*types, flag_in.type], sifted, lambda: [*tensors, flag_in])
+    return _if(sift, types, sifted, lambda: tensors)
 
 
 def _heap_top_rows(cmp: _Comparator, rows: list[ir.Value], n: int, k: int) -> list[ir.Value]:
@@ -451,16 +429,15 @@ def _heap_top_rows(cmp: _Comparator, rows: list[ir.Value], n: int, k: int) -> li
     with ir.InsertionPoint(row_loop.body):
         row = row_loop.induction_variable
         *kept, positions = row_loop.inner_iter_args
-        flag = _flag()
         fill = scf.ForOp(_index(0), _index(k), _index(1), [*kept, positions])
         with ir.InsertionPoint(fill.body):
             j = fill.induction_variable
             scf.YieldOp(_place(rows, list(fill.inner_iter_args), row, j, j))
         *kept, positions = fill.results
-        phases = scf.ForOp(_index(0), _index(k // 2 + (n - k) + k - 1), _index(1), [*kept, positions, flag])
+        phases = scf.ForOp(_index(0), _index(k // 2 + (n - k) + k - 1), _index(1), [*kept, positions])
         with ir.InsertionPoint(phases.body):
             scf.YieldOp(_heap_step(cmp, rows, row, phases.induction_variable, list(phases.inner_iter_args), n, k))
-        scf.YieldOp(list(phases.results)[:-1])
+        scf.YieldOp(list(phases.results))
     return list(row_loop.results)[:count]
 
 

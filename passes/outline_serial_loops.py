@@ -19,7 +19,8 @@ bodies) otherwise kept one part busy long after the others (a ResNet-style
 step's two parts: 325 and 110 ms of LLVM, now 245 and 193). Work is estimated
 as xhlo-partition-codegen does: ops plus ``LOOP_WEIGHT`` per loop.
 
-A loop is left in place when it yields values, when a value it uses cannot
+A loop is left in place when a value it yields is used after it (a sort's
+comparator flag, carried as an ``i1``, is not), when a value it uses cannot
 travel in the struct, or when it calls ``xhlo_parallel_for`` (a body holding
 nested parallel loops would stay in part 0 anyway). One indirect call per loop
 nest per run is the run-time cost.
@@ -125,7 +126,7 @@ class OutlineSerialLoops(ModulePass):
         return balancing
 
     def _eligible(self, op: ir.Operation) -> Nest | None:
-        if op.name != "scf.for" or len(op.results):
+        if op.name != "scf.for" or any(len(list(result.uses)) for result in op.results):
             return None
         nest = Nest.of(op)
         if len(nest.ops) < min(self.min_ops, self.balance_min_ops):

@@ -165,10 +165,11 @@ def _defined_inside(ops: list[ir.Operation]) -> set:
 
 
 def _captured(loop: ir.Operation, ops: list[ir.Operation]) -> list[ir.Value]:
-    """Values the loop's body (and its step) use from outside, in first-use order."""
+    """Values the loop's body (and its step and initial iter_args) use from outside, in
+    first-use order."""
     inside = _defined_inside(ops)
     seen, captured = set(), []
-    uses = [list(loop.operands)[2]] + [v for op in ops if op != loop for v in op.operands]
+    uses = list(loop.operands)[2:] + [v for op in ops if op != loop for v in op.operands]
     for value in uses:
         if value not in inside and value not in seen:
             seen.add(value)

@@ -1,17 +1,21 @@
-"""xhlo-scalarize-rank0-tensors: rank-0 tensors in loops and elementwise ops become scalars.
+"""xhlo-scalarize-rank0-tensors: rank-0 (and other one-element) tensors in loops and
+elementwise ops become scalars.
 
 StableHLO has no scalars: a loop counter, a ``while_loop``'s scalar state or a
-scatter's one-element window combine is a ``tensor<T>``. Bufferized as is, every
-such value is a heap buffer, and a loop that carries or computes one allocates
-and frees it on every iteration (a 1M-update ``segment_sum`` spent 20 ns per
-update in ``malloc``). On linalg/scf, before bufferization, this pass makes them
-SSA scalars:
+scatter's one-element window combine is a ``tensor<T>``, and JAX code run on one
+element carries ``tensor<1xT>`` state. Bufferized as is, every such value is a
+heap buffer, and a loop that carries or computes one allocates and frees it on
+every iteration (a 1M-update ``segment_sum`` spent 20 ns per update in
+``malloc``; ``gammainc`` of one element, whose series loops carry fifteen
+``tensor<1xf32>``, ran 10x XLA's time). On linalg/scf, before bufferization,
+this pass makes them SSA scalars:
 
 * ``scf.for``/``scf.while`` carried values and ``scf.if``/``scf.index_switch``
-  results of rank 0 are carried as their element (``tensor.extract`` where a
+  results of one element are carried as that element (``tensor.extract`` where a
   tensor goes in, ``tensor.from_elements`` where one comes out);
-* a ``linalg.generic`` whose operands and results are all rank 0 becomes its
-  body's scalar ops;
+* a ``linalg.generic`` whose operands and results all have one element becomes
+  its body's scalar ops, run once (its iteration space is one point, so a
+  reduction's body combines the one input element with the init);
 * a one-element ``tensor.insert_slice`` of a ``tensor.from_elements`` (through
   reshapes) becomes a ``tensor.insert`` (a store, no temporary buffer).
 
@@ -35,11 +39,31 @@ _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape")
 
 
 def _is_rank0(t: ir.Type) -> bool:
-    return isinstance(t, ir.RankedTensorType) and ir.RankedTensorType(t).rank == 0
+    """One element: rank 0, or a static shape of 1s."""
+    if not isinstance(t, ir.RankedTensorType):
+        return False
+    t = ir.RankedTensorType(t)
+    return t.has_static_shape and math.prod(t.shape) == 1
 
 
 def _element(t: ir.Type) -> ir.Type:
     return ir.RankedTensorType(t).element_type
+
+
+def _element_of(value: ir.Value) -> ir.Value:
+    """The one element of ``value`` (``tensor.extract`` at index 0 of every dim)."""
+    rank = ir.RankedTensorType(value.type).rank
+    if rank == 0:
+        return sh.element_of(value)
+    zeros = [index_constant(0)] * rank
+    return ir.Operation.create("tensor.extract", results=[_element(value.type)], operands=[value, *zeros]).result
+
+
+def _tensor_like(t: ir.Type):
+    """``scalar -> tensor of type t`` (``tensor.from_elements``), for ``retype``."""
+    if ir.RankedTensorType(t).rank == 0:
+        return sh.tensor_of
+    return lambda scalar: ir.Operation.create("tensor.from_elements", results=[t], operands=[scalar]).result
 
 
 def _terminator(block: ir.Block) -> ir.Operation:
@@ -50,21 +74,21 @@ def _scalar_operands(op: ir.Operation, positions: list[int], first: int = 0) -> 
     """Operands ``first + p`` of ``op`` (rank-0 tensors) replaced by their element."""
     with ir.InsertionPoint(op), op.location:
         for p in positions:
-            op.operands[first + p] = sh.element_of(op.operands[first + p])
+            op.operands[first + p] = _element_of(op.operands[first + p])
 
 
 def _scalar_arg(block: ir.Block, index: int) -> None:
     """Block argument ``index`` (a rank-0 tensor) becomes its element; its users read a
     ``tensor.from_elements`` at the top of the block."""
     arg, first = block.arguments[index], block.operations[0]  # the terminator at least
-    retype(arg, _element(arg.type), sh.tensor_of, ir.InsertionPoint(first), first.location)
+    retype(arg, _element(arg.type), _tensor_like(arg.type), ir.InsertionPoint(first), first.location)
 
 
 def _scalar_result(op: ir.Operation, index: int) -> None:
     """Result ``index`` (a rank-0 tensor) becomes its element; its users read a
     ``tensor.from_elements`` right after ``op``."""
     result = op.results[index]
-    retype(result, _element(result.type), sh.tensor_of, ir.InsertionPoint.after(op), op.location)
+    retype(result, _element(result.type), _tensor_like(result.type), ir.InsertionPoint.after(op), op.location)
 
 
 def _scalarize_yields(region: ir.Region, positions: list[int], first: int = 0) -> None:
@@ -105,7 +129,8 @@ def _scalarize_branches(op: ir.Operation) -> None:
 
 
 def _scalarize_generic(op: ir.Operation) -> None:
-    """A rank-0 ``linalg.generic``: its body's ops, on the operands' elements."""
+    """A one-element ``linalg.generic``: its body's ops, on the operands' elements
+    (``linalg.index`` is 0: every loop has one iteration)."""
     if not all(_is_rank0(v.type) or not isinstance(v.type, ir.ShapedType) for v in op.operands):
         return
     if not all(_is_rank0(r.type) for r in op.results) or len(op.regions[0].blocks) != 1:
@@ -114,12 +139,17 @@ def _scalarize_generic(op: ir.Operation) -> None:
     with ir.InsertionPoint(op), op.location:
         for arg, operand in zip(body.arguments, op.operands):
             if len(list(arg.uses)):
-                arg.replace_all_uses_with(sh.element_of(operand) if _is_rank0(operand.type) else operand)
+                arg.replace_all_uses_with(_element_of(operand) if _is_rank0(operand.type) else operand)
         terminator = _terminator(body)
         for inner in list(body.operations)[:-1]:
-            inner.operation.move_before(op)
+            inner = inner.operation
+            if inner.name == "linalg.index":
+                inner.results[0].replace_all_uses_with(index_constant(0))
+                inner.erase()
+            else:
+                inner.move_before(op)
         for result, value in zip(op.results, terminator.operands):
-            result.replace_all_uses_with(sh.tensor_of(value))
+            result.replace_all_uses_with(_tensor_like(result.type)(value))
     op.erase()
 
 

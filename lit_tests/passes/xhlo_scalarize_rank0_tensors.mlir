@@ -114,3 +114,59 @@ func.func @untouched(%x: tensor<4xf32>, %dest: tensor<10xf32>) -> tensor<10xf32>
   %r = tensor.insert_slice %y into %dest[2] [4] [1] : tensor<4xf32> into tensor<10xf32>
   return %r : tensor<10xf32>
 }
+
+// -----
+
+// One element of any rank counts as a scalar (JAX on one element carries tensor<1xT>):
+// the loop carries f32, the generics are their bodies run once (linalg.index is 0, the
+// reduction combines its one element with the init), read and written at index 0.
+// CHECK-LABEL: func.func @one_element
+// CHECK: %[[START:.*]] = tensor.extract %arg0[%{{.*}}] : tensor<1xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A:.*]] = %[[START]]) -> (f32) {
+// CHECK-NOT: linalg.generic
+// CHECK: arith.index_cast %{{.*}} : index to i64
+// CHECK: arith.addf
+// CHECK: tensor.from_elements %{{.*}} : tensor<1x1xf32>
+// CHECK: scf.yield %{{.*}} : f32
+// CHECK: tensor.from_elements %{{.*}} : tensor<1xf32>
+// FOLD-LABEL: func.func @one_element
+// FOLD: scf.for {{.*}} -> (f32) {
+// FOLD-NOT: tensor.
+// FOLD: scf.yield %{{.*}} : f32
+#id1 = affine_map<(d0) -> (d0)>
+#to2 = affine_map<(d0, d1) -> (d1)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#red = affine_map<(d0, d1) -> ()>
+func.func @one_element(%x: tensor<1xf32>) -> tensor<1xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %r = scf.for %iv = %c0 to %c4 step %c1 iter_args(%a = %x) -> (tensor<1xf32>) {
+    %e1 = tensor.empty() : tensor<1xf32>
+    %iota = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%e1 : tensor<1xf32>) {
+    ^bb0(%out: f32):
+      %i = linalg.index 0 : index
+      %ii = arith.index_cast %i : index to i64
+      %f = arith.sitofp %ii : i64 to f32
+      linalg.yield %f : f32
+    } -> tensor<1xf32>
+    %e2 = tensor.empty() : tensor<1x1xf32>
+    %wide = linalg.generic {indexing_maps = [#to2, #to2, #id2], iterator_types = ["parallel", "parallel"]}
+        ins(%a, %iota : tensor<1xf32>, tensor<1xf32>) outs(%e2 : tensor<1x1xf32>) {
+    ^bb0(%p: f32, %q: f32, %out: f32):
+      %s = arith.addf %p, %q : f32
+      linalg.yield %s : f32
+    } -> tensor<1x1xf32>
+    %zero = arith.constant 0.0 : f32
+    %init = tensor.from_elements %zero : tensor<f32>
+    %sum = linalg.generic {indexing_maps = [#id2, #red], iterator_types = ["reduction", "reduction"]}
+        ins(%wide : tensor<1x1xf32>) outs(%init : tensor<f32>) {
+    ^bb0(%in: f32, %acc: f32):
+      %t = arith.addf %in, %acc : f32
+      linalg.yield %t : f32
+    } -> tensor<f32>
+    %next = tensor.expand_shape %sum [] output_shape [1] : tensor<f32> into tensor<1xf32>
+    scf.yield %next : tensor<1xf32>
+  }
+  return %r : tensor<1xf32>
+}
