@@ -19,11 +19,10 @@ bodies) otherwise kept one part busy long after the others (a ResNet-style
 step's two parts: 325 and 110 ms of LLVM, now 245 and 193). Work is estimated
 as xhlo-partition-codegen does: ops plus ``LOOP_WEIGHT`` per loop.
 
-A loop is left in place when a value it yields is used after it (a sort's
-comparator flag, carried as an ``i1``, is not), when a value it uses cannot
-travel in the struct, or when it calls ``xhlo_parallel_for`` (a body holding
-nested parallel loops would stay in part 0 anyway). One indirect call per loop
-nest per run is the run-time cost.
+A loop is left in place when a value it yields is used after it, when a value
+it uses cannot travel in the struct, or when it calls ``xhlo_parallel_for`` (a
+body holding nested parallel loops would stay in part 0 anyway). One indirect
+call per loop nest per run is the run-time cost.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ _LOOPS = ("scf.for", "scf.while", "scf.if", "scf.index_switch")
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.reshape")
 
 
-def _is_rank0(t: ir.Type) -> bool:
+def _is_single_element(t: ir.Type) -> bool:
     """One element: rank 0, or a static shape of 1s."""
     if not isinstance(t, ir.RankedTensorType):
         return False
@@ -97,7 +97,7 @@ def _scalarize_yields(region: ir.Region, positions: list[int], first: int = 0) -
 
 
 def _scalarize_for(op: ir.Operation) -> None:
-    inits = [p for p, r in enumerate(op.results) if _is_rank0(r.type)]
+    inits = [p for p, r in enumerate(op.results) if _is_single_element(r.type)]
     _scalar_operands(op, inits, first=3)  # lower bound, upper bound, step come first
     _scalarize_yields(op.regions[0], inits)
     for p in inits:
@@ -107,8 +107,8 @@ def _scalarize_for(op: ir.Operation) -> None:
 
 def _scalarize_while(op: ir.Operation) -> None:
     before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
-    carried = [p for p, a in enumerate(before.arguments) if _is_rank0(a.type)]
-    forwarded = [p for p, r in enumerate(op.results) if _is_rank0(r.type)]
+    carried = [p for p, a in enumerate(before.arguments) if _is_single_element(a.type)]
+    forwarded = [p for p, r in enumerate(op.results) if _is_single_element(r.type)]
     _scalar_operands(op, carried)
     _scalar_operands(_terminator(before), forwarded, first=1)  # scf.condition(flag, values...)
     _scalarize_yields(op.regions[1], carried)
@@ -121,7 +121,7 @@ def _scalarize_while(op: ir.Operation) -> None:
 
 def _scalarize_branches(op: ir.Operation) -> None:
     """scf.if / scf.index_switch: rank-0 results come out of every branch as scalars."""
-    results = [p for p, r in enumerate(op.results) if _is_rank0(r.type)]
+    results = [p for p, r in enumerate(op.results) if _is_single_element(r.type)]
     for region in op.regions:
         _scalarize_yields(region, results)
     for p in results:
@@ -131,15 +131,15 @@ def _scalarize_branches(op: ir.Operation) -> None:
 def _scalarize_generic(op: ir.Operation) -> None:
     """A one-element ``linalg.generic``: its body's ops, on the operands' elements
     (``linalg.index`` is 0: every loop has one iteration)."""
-    if not all(_is_rank0(v.type) or not isinstance(v.type, ir.ShapedType) for v in op.operands):
+    if not all(_is_single_element(v.type) or not isinstance(v.type, ir.ShapedType) for v in op.operands):
         return
-    if not all(_is_rank0(r.type) for r in op.results) or len(op.regions[0].blocks) != 1:
+    if not all(_is_single_element(r.type) for r in op.results) or len(op.regions[0].blocks) != 1:
         return
     body = op.regions[0].blocks[0]
     with ir.InsertionPoint(op), op.location:
         for arg, operand in zip(body.arguments, op.operands):
             if len(list(arg.uses)):
-                arg.replace_all_uses_with(_element_of(operand) if _is_rank0(operand.type) else operand)
+                arg.replace_all_uses_with(_element_of(operand) if _is_single_element(operand.type) else operand)
         terminator = _terminator(body)
         for inner in list(body.operations)[:-1]:
             inner = inner.operation
@@ -194,7 +194,7 @@ def _insert_single_element(op: ir.Operation) -> None:
 
 @dataclasses.dataclass(frozen=True)
 class ScalarizeRank0Tensors(ModulePass):
-    """Carry rank-0 tensors of scf loops and branches, and compute rank-0 linalg.generic ops, as scalars."""
+    """Carry one-element tensors of scf loops and branches, and compute one-element linalg.generic ops, as scalars."""
 
     NAME = "xhlo-scalarize-rank0-tensors"
 
