@@ -18,7 +18,7 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, walk_ops
+from .base import ModulePass
 
 DISCARDABLE = "llvm.loop_annotation"
 NO_UNROLL = "#llvm.loop_annotation<unroll = #llvm.loop_unroll<disable = true>>"
@@ -36,7 +36,12 @@ class LoopAnnotations(ModulePass):
     NAME = "xhlo-loop-annotations"
 
     def run(self, module: ir.Operation) -> None:
-        for branch in walk_ops(module, ("llvm.br", "llvm.cond_br")):
-            if DISCARDABLE in branch.attributes:
-                branch.attributes["loop_annotation"] = branch.attributes[DISCARDABLE]
-                del branch.attributes[DISCARDABLE]
+        # Only block terminators branch, and the LLVM dialect's functions are flat CFGs: a
+        # walk of every op in Python took 11 ms of a CNN training step's compile.
+        for func in module.regions[0].blocks[0].operations:
+            for region in func.operation.regions:
+                for block in region.blocks:
+                    branch = block.operations[len(block.operations) - 1].operation
+                    if DISCARDABLE in branch.attributes:
+                        branch.attributes["loop_annotation"] = branch.attributes[DISCARDABLE]
+                        del branch.attributes[DISCARDABLE]

@@ -247,16 +247,16 @@ def _apply(module: ir.Operation, symbols: dict, movable: dict, assignment: dict[
         body = symbols[name]
         body.attributes[PART_ATTR] = ir.IntegerAttr.get(i32, part)
         _make_external(body, external)
-        needs = set(movable[name].needs)
-        for callee in sorted(movable[name].host_calls):
-            slot = f"{CALL_PREFIX}{callee}_{part}"
+        slots = {callee: f"{CALL_PREFIX}{callee}_{part}" for callee in sorted(movable[name].host_calls)}
+        for callee, slot in slots.items():
             if slot not in symbols:
                 symbols[slot] = _link_slot(slot, callee, ctx)
                 symbols[slot].attributes[PART_ATTR] = ir.IntegerAttr.get(i32, part)
                 block.append(symbols[slot])
                 _make_external(symbols[callee], external)
-            _call_through_slot(body, callee, slot)
-            needs.add(slot)
+        if slots:
+            _call_through_slots(body, slots)
+        needs = movable[name].needs | set(slots.values())
         body.attributes[NEEDS_ATTR] = ir.ArrayAttr.get([ir.FlatSymbolRefAttr.get(n, ctx) for n in sorted(needs)], ctx)
         block.append(_link_slot(LINK_PREFIX + name, name, ctx))
     for op, target in addressofs:
@@ -281,19 +281,20 @@ def _link_slot(slot: str, target: str, ctx: ir.Context) -> ir.Operation:
     return ir.Operation.parse(text, context=ctx)
 
 
-def _call_through_slot(body: ir.Operation, callee: str, slot: str) -> None:
-    """``llvm.call @callee(args)`` in ``body`` -> ``llvm.call (llvm.load @slot)(args)``."""
+def _call_through_slots(body: ir.Operation, slots: dict[str, str]) -> None:
+    """``llvm.call @callee(args)`` in ``body`` -> ``llvm.call (llvm.load @slot)(args)``, for
+    each ``{callee: slot}``."""
     calls = []
 
     def visit(op):
         if op.name == "llvm.call" and "callee" in op.attributes \
-                and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == callee:
+                and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in slots:
             calls.append(op.operation)
         return ir.WalkResult.ADVANCE
 
     body.walk(visit, ir.WalkOrder.PRE_ORDER)
     for call in calls:
-        pointer = _load_slot(call, slot)
+        pointer = _load_slot(call, slots[ir.FlatSymbolRefAttr(call.attributes["callee"]).value])
         attributes = {name: call.attributes[name] for name in call.attributes if name != "callee"}
         segments = list(ir.DenseI32ArrayAttr(attributes["operandSegmentSizes"]))
         attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([segments[0] + 1, *segments[1:]])

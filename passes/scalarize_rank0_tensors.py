@@ -29,7 +29,6 @@ import dataclasses
 import math
 
 from xhlo._mlir import ir
-from xhlo.dialects import stablehlo as sh
 
 from .base import ModulePass, retype, walk_ops
 from .gemm_to_blas import index_constant
@@ -52,17 +51,12 @@ def _element(t: ir.Type) -> ir.Type:
 
 def _element_of(value: ir.Value) -> ir.Value:
     """The one element of ``value`` (``tensor.extract`` at index 0 of every dim)."""
-    rank = ir.RankedTensorType(value.type).rank
-    if rank == 0:
-        return sh.element_of(value)
-    zeros = [index_constant(0)] * rank
+    zeros = [index_constant(0)] * ir.RankedTensorType(value.type).rank
     return ir.Operation.create("tensor.extract", results=[_element(value.type)], operands=[value, *zeros]).result
 
 
 def _tensor_like(t: ir.Type):
     """``scalar -> tensor of type t`` (``tensor.from_elements``), for ``retype``."""
-    if ir.RankedTensorType(t).rank == 0:
-        return sh.tensor_of
     return lambda scalar: ir.Operation.create("tensor.from_elements", results=[t], operands=[scalar]).result
 
 
