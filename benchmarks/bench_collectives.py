@@ -12,14 +12,20 @@ checked against each other, then both are timed (median of the samples) and
 divided by ``K``, so per-call dispatch costs are amortized and what remains
 is the collective itself (plus one elementwise scale or slice per step).
 ``memcpy`` is the time one thread takes to copy the per-device operand once
-(``ctypes.memmove``), the floor for any data movement.
+(``ctypes.memmove``). ``copies`` is the same traffic without a collective: one
+thread per device, all at once, each copying as many bytes as its device's
+result holds with ``memmove`` (every device writes its whole result and reads
+as much: blocks of its operand and of its peers'). On 2 cores the devices
+share the memory bandwidth: at 16 MiB the copies alone take 2 (2 devices) to
+17 (all_gather on 4) times ``memcpy``.
 
 Large sizes are dominated by page faults on the buffers compiled code
 mallocs afresh on every call; ``--keep-freed-memory`` applies
 ``xhlo.runtime.memory.keep_freed_memory()`` (glibc keeps freed memory for
 reuse, as a caching allocator would) to show the cost without them.
 
-Columns: time per collective, ``x memcpy`` (xhlo time / memcpy time) and
+Columns: time per collective, ``x memcpy`` (xhlo time / memcpy time), ``x copies``
+(xhlo time / copies time; sizes from 1 MiB: below, starting the threads dominates) and
 ``x JAX`` (xhlo time / JAX time; below 1 is faster than XLA:CPU).
 """
 
@@ -36,6 +42,10 @@ KIB = 1024
 SIZES = [4 * KIB, 64 * KIB, 1024 * KIB, 16 * 1024 * KIB, 64 * 1024 * KIB]
 QUICK_SIZES = SIZES[:3]
 OPS = ("all_reduce", "all_gather", "all_to_all")
+# memcpy and copies are floors: the fastest of several samples (the first copies of a run
+# ran at half speed, as the machine woke up)
+FLOOR_SAMPLES = 5
+COPIES_MIN_SIZE = 1024 * KIB  # below, starting the threads costs more than the copies
 MOVED_PER_STEP = 256 * 1024 * KIB  # bytes all devices receive over the K steps of one sample
 
 
@@ -72,7 +82,7 @@ def median_time(run, repeats: int, reduce=statistics.median) -> float:
 
 
 def memcpy_time(size: int, repeats: int) -> float:
-    """One thread copying ``size`` bytes once (many copies per sample)."""
+    """One thread copying ``size`` bytes once (many copies per sample, the fastest sample)."""
     import ctypes
 
     import numpy as np
@@ -86,7 +96,38 @@ def memcpy_time(size: int, repeats: int) -> float:
         for _ in range(count):
             memmove(target, source, size)
 
-    return median_time(copy, repeats) / count
+    return median_time(copy, max(repeats, FLOOR_SAMPLES), reduce=min) / count
+
+
+def result_bytes(op: str, size: int, devices: int) -> int:
+    """Bytes each device's result holds (all_gather's holds every member's operand)."""
+    return size * devices if op == "all_gather" else size
+
+
+def copies_time(nbytes: int, devices: int, repeats: int) -> float:
+    """``devices`` threads at once, each copying ``nbytes`` between buffers of its own
+    (the fastest sample)."""
+    import ctypes
+    import threading
+
+    import numpy as np
+
+    count = max(2, MOVED_PER_STEP // (nbytes * devices))
+    buffers = [(np.ones(nbytes, np.uint8), np.empty(nbytes, np.uint8)) for _ in range(devices)]
+    addresses = [(dst.ctypes.data, src.ctypes.data) for src, dst in buffers]
+
+    def copies(target: int, source: int) -> None:
+        for _ in range(count):
+            ctypes.memmove(target, source, nbytes)  # releases the GIL
+
+    def all_devices():
+        threads = [threading.Thread(target=copies, args=pair) for pair in addresses]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    return median_time(all_devices, max(repeats, FLOOR_SAMPLES), reduce=min) / count
 
 
 def worker(devices: int, sizes: list[int], ops: list[str], repeats: int, keep_memory: bool) -> None:
@@ -111,6 +152,10 @@ def worker(devices: int, sizes: list[int], ops: list[str], repeats: int, keep_me
     rng = np.random.default_rng(0)
     for size in sizes:
         memcpy = memcpy_time(size, repeats)
+        copies = {}
+        if size >= COPIES_MIN_SIZE:
+            for op in ops:
+                copies[op] = copies_time(result_bytes(op, size, devices), devices, repeats)
         for op in ops:
             steps = steps_for(size, devices)
             local = size // 4
@@ -142,6 +187,7 @@ def worker(devices: int, sizes: list[int], ops: list[str], repeats: int, keep_me
                 "xhlo": xhlo_time,
                 "jax": jax_time,
                 "memcpy": memcpy,
+                "copies": copies.get(op),
             }
             print(json.dumps(record), flush=True)
 
@@ -160,15 +206,16 @@ def _ms(seconds: float) -> str:
 def print_table(records: list[dict]) -> None:
     header = (
         f"{'op':<11} {'dev':>3} {'size/dev':>9} {'K':>3} {'xhlo ms':>9} {'GB/s':>6} {'memcpy ms':>9} "
-        f"{'x memcpy':>8} {'JAX ms':>9} {'x JAX':>7}"
+        f"{'x memcpy':>8} {'copies ms':>9} {'x copies':>8} {'JAX ms':>9} {'x JAX':>7}"
     )
     print(header)
     print("-" * len(header))
     for r in sorted(records, key=lambda r: (OPS.index(r["op"]), r["devices"], r["size"])):
         bandwidth = r["size"] / r["xhlo"] / 1e9
+        copies = f"{_ms(r['copies'])} {r['xhlo'] / r['copies']:8.2f}" if r.get("copies") else f"{'-':>9} {'-':>8}"
         print(
             f"{r['op']:<11} {r['devices']:>3} {_size_text(r['size']):>9} {r['steps']:>3} {_ms(r['xhlo'])} "
-            f"{bandwidth:6.2f} {_ms(r['memcpy'])} {r['xhlo'] / r['memcpy']:8.1f} {_ms(r['jax'])} "
+            f"{bandwidth:6.2f} {_ms(r['memcpy'])} {r['xhlo'] / r['memcpy']:8.1f} {copies} {_ms(r['jax'])} "
             f"{r['xhlo'] / r['jax']:7.2f}"
         )
 
