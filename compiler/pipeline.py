@@ -137,6 +137,8 @@ STAGES: tuple[Stage, ...] = (
             "canonicalize",
             # masks between ops as bytes: LLVM packs i1 vectors into bits
             "xhlo-widen-bool-tensors",
+            # a value returned in several places (all_reduce fold kernels): one loop writes each
+            "xhlo-fan-out-repeated-results",
             # a softmax's max, exponentials, sum and division: one loop over rows
             "xhlo-fuse-row-reductions",
             # no cse before bufferization: merged tensor.empty ops share one buffer;

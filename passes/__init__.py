@@ -56,6 +56,7 @@ REGISTRY: dict[str, str] = {
     "xhlo-check-lowered": "check_lowered:CheckLowered",
     "xhlo-readonly-arguments": "readonly_arguments:ReadonlyArguments",
     "xhlo-distinct-results": "distinct_results:DistinctResults",
+    "xhlo-fan-out-repeated-results": "fan_out_repeated_results:FanOutRepeatedResults",
     "xhlo-elide-loop-init-copies": "elide_loop_init_copies:ElideLoopInitCopies",
     "xhlo-runtime-operands-in-place": "runtime_operands_in_place:RuntimeOperandsInPlace",
     "xhlo-contiguous-gather-bases": "contiguous_gather_bases:ContiguousGatherBases",

@@ -287,7 +287,7 @@ def _epilogue(op: ir.Operation) -> tuple[list[_Step], list[ir.Operation]]:
         operands = tuple(None if v == value else sh.splat_element(v) for v in user.operands)
         if any(splat is None for v, splat in zip(user.operands, operands) if v != value):
             break
-        steps.append(_Step(op_name(user), {a.name: a.attr for a in user.attributes}, operands))
+        steps.append(_Step(op_name(user), {name: user.attributes[name] for name in user.attributes}, operands))
         chain.append(user)
         value = user.results[0]
     return steps, chain
@@ -296,12 +296,16 @@ def _epilogue(op: ir.Operation) -> tuple[list[_Step], list[ir.Operation]]:
 def _fold_kernel(
     op: ir.Operation, blocks: list[ir.Type], count: int, name: str, epilogue: Sequence[_Step] = ()
 ) -> None:
-    """``func.func @name(G blocks of each operand...) -> (one folded block per operand)``,
-    public, for the runtime to call on its peers' memory (see ``FOLD_KERNEL_PREFIX``)."""
+    """``func.func @name(G blocks of each operand...) -> (G copies of each folded block)``,
+    public, for the runtime to call on its peers' memory (see ``FOLD_KERNEL_PREFIX``): the
+    member that folds a block writes it into every member's result at once
+    (``xhlo-fan-out-fold-results`` makes the copies one loop's stores), so no member reads
+    it back to copy it."""
     module = op.parent
     while module.name != "builtin.module":
         module = module.parent
     inputs = [t for t in blocks for _ in range(count)]
+    outputs = [t for t in blocks for _ in range(count)]
     with ir.InsertionPoint(module.regions[0].blocks[0]), op.location:
         func = sh.create(
             "func.func",
@@ -309,7 +313,7 @@ def _fold_kernel(
             [],
             {
                 "sym_name": ir.StringAttr.get(name),
-                "function_type": ir.TypeAttr.get(ir.FunctionType.get(inputs, blocks)),
+                "function_type": ir.TypeAttr.get(ir.FunctionType.get(inputs, outputs)),
             },
             regions=1,
         )
@@ -320,7 +324,7 @@ def _fold_kernel(
                 _fold_parts(op.regions[0], args[i * count : (i + 1) * count], epilogue)
                 for i in range(len(blocks))
             ]
-            sh.create("func.return", folded, [])
+            sh.create("func.return", [f for f in folded for _ in range(count)], [])
 
 
 def _concat_leading(stacked: ir.Value, dimension: int) -> ir.Value:

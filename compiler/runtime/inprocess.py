@@ -273,7 +273,8 @@ def _copies(
     op: RuntimeOp, members: tuple[int, ...], position: int, stride: int, phase: int
 ) -> list[tuple]:
     """(source slot, source offset, destination slot, destination offset, bytes) of each copy
-    in ``phase`` (all_reduce: 0 before the fold, nothing; 1 after it, the folded blocks)."""
+    in ``phase`` (all_reduce: none; its fold kernel writes every member's result, the
+    second exchange only waits until all have)."""
     operands = len(op.operand_bytes)
     mine = position * stride
 
@@ -290,14 +291,7 @@ def _copies(
                 records.append((slot(j, i), source_offset, mine + operands + i, j * block, block))
         return records
     if op.primitive == "all_reduce":
-        if phase == 0:
-            return []
-        return [
-            (slot(j, operands + i), j * (nbytes // count), mine + operands + i, j * (nbytes // count), nbytes // count)
-            for i, nbytes in enumerate(op.result_bytes)
-            for j in range(count)
-            if j != position
-        ]
+        return []
     if op.primitive in ("collective_permute", "collective_broadcast"):
         sender = op.sender_position(members[position])
         return [] if sender is None else [(slot(sender, 0), 0, mine + operands, 0, op.result_bytes[0])]
@@ -308,8 +302,9 @@ def _copies(
 
 def _fold_arguments(op: RuntimeOp, members: tuple[int, ...], position: int) -> list[tuple[int, int]]:
     """The fold kernel's arguments as (table slot, byte offset): block ``position`` of every
-    member's operands (operand by operand, members in group order), then of this member's
-    results."""
+    member's operands (operand by operand, members in group order), then of every member's
+    results (result by result, members in group order): the kernel writes its folded block
+    into all of them."""
     count, stride, operands = len(members), op.num_buffers, len(op.operand_bytes)
     inputs = [
         (j * stride + i, position * (nbytes // count))
@@ -317,8 +312,9 @@ def _fold_arguments(op: RuntimeOp, members: tuple[int, ...], position: int) -> l
         for j in range(count)
     ]
     outputs = [
-        (position * stride + operands + i, position * (nbytes // count))
+        (j * stride + operands + i, position * (nbytes // count))
         for i, nbytes in enumerate(op.result_bytes)
+        for j in range(count)
     ]
     return inputs + outputs
 
@@ -468,10 +464,10 @@ class InProcessWorld:
         operands: list[Buffer], results: list[Buffer], owner: Device | None = None,
     ) -> None:
         """Fold block ``position`` of every member's operands in place (the op's compiled
-        kernel) into this device's results, then copy the other blocks from their folders.
+        kernel) into that block of every member's results, then wait for the other blocks.
 
         The members stay inside the collective until the last exchange has departed,
-        so the operands read and the results copied stay alive. After one such call the
+        so the operands read and the results written stay alive. After one such call the
         call site runs natively (``spin_wait``'s ``xhlo_fast_kernel`` between the two
         exchanges); when the native run stops in the second exchange, this resumes there.
         """

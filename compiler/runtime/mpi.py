@@ -317,14 +317,15 @@ class MpiTransport:
 
     def _all_reduce(self, op, comm, position, operands, results) -> None:
         """Blocks to their folders (all-to-all), the op's compiled fold kernel on the
-        received blocks into this rank's block of the result, then all-gather in place."""
+        received blocks into this rank's block of the result (every output of the kernel,
+        one per member, bound to it), then all-gather in place."""
         count = comm.Get_size()
         staged = self._staging.get(op.index)
         if staged is None:  # kept per call site: fresh pages would fault on every call
             staged = self._staging[op.index] = [np.empty(x.nbytes, np.uint8) for x in operands]
         self._wait([comm.Ialltoall(self._memory(x), s) for x, s in zip(operands, staged)], op, "")
         inputs = [s.ctypes.data + j * (s.nbytes // count) for s in staged for j in range(count)]
-        outputs = [y.address + position * (y.nbytes // count) for y in results]
+        outputs = [y.address + position * (y.nbytes // count) for y in results for _ in range(count)]
         op.run_kernel(inputs + outputs)
         self._wait([comm.Iallgather(self.MPI.IN_PLACE, self._memory(y)) for y in results], op, "")
 

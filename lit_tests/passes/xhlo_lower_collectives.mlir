@@ -21,11 +21,12 @@
 // INPLACE-SAME: fold = "xhlo_all_reduce_fold_0"
 // INPLACE-SAME: (tensor<4xf32>) -> tensor<4xf32>
 // INPLACE: return %[[E]]
+// The fold kernel returns its block once per member: it writes every member's result.
 // INPLACE-LABEL: func.func @xhlo_all_reduce_fold_0
-// INPLACE-SAME: (%[[A0:.*]]: tensor<2xf32>, %[[A1:.*]]: tensor<2xf32>) -> tensor<2xf32>
+// INPLACE-SAME: (%[[A0:.*]]: tensor<2xf32>, %[[A1:.*]]: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>)
 // INPLACE: %[[F:.*]] = "stablehlo.map"(%[[A0]], %[[A1]])
 // INPLACE: stablehlo.maximum
-// INPLACE: return %[[F]]
+// INPLACE: return %[[F]], %[[F]]
 
 // all_reduce: the runtime gathers the operands in group order, the region folds them.
 
