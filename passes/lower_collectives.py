@@ -299,13 +299,12 @@ def _fold_kernel(
     """``func.func @name(G blocks of each operand...) -> (G copies of each folded block)``,
     public, for the runtime to call on its peers' memory (see ``FOLD_KERNEL_PREFIX``): the
     member that folds a block writes it into every member's result at once
-    (``xhlo-fan-out-fold-results`` makes the copies one loop's stores), so no member reads
-    it back to copy it."""
+    (``xhlo-fan-out-repeated-results`` makes the copies one loop's stores), so no member
+    reads it back to copy it."""
     module = op.parent
     while module.name != "builtin.module":
         module = module.parent
-    inputs = [t for t in blocks for _ in range(count)]
-    outputs = [t for t in blocks for _ in range(count)]
+    per_member = [t for t in blocks for _ in range(count)]  # the inputs, and the outputs
     with ir.InsertionPoint(module.regions[0].blocks[0]), op.location:
         func = sh.create(
             "func.func",
@@ -313,11 +312,11 @@ def _fold_kernel(
             [],
             {
                 "sym_name": ir.StringAttr.get(name),
-                "function_type": ir.TypeAttr.get(ir.FunctionType.get(inputs, outputs)),
+                "function_type": ir.TypeAttr.get(ir.FunctionType.get(per_member, per_member)),
             },
             regions=1,
         )
-        entry = func.regions[0].blocks.append(*inputs)
+        entry = func.regions[0].blocks.append(*per_member)
         with ir.InsertionPoint(entry):
             args = list(entry.arguments)
             folded = [
