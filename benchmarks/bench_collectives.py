@@ -16,8 +16,8 @@ is the collective itself (plus one elementwise scale or slice per step).
 thread per device, all at once, each copying as many bytes as its device's
 result holds with ``memmove`` (every device writes its whole result and reads
 as much: blocks of its operand and of its peers'). On 2 cores the devices
-share the memory bandwidth: at 16 MiB the copies alone take 2 (2 devices) to
-17 (all_gather on 4) times ``memcpy``.
+share the memory bandwidth: at 16 MiB the copies alone take 2-3 (2 devices) to
+about 25 (all_gather on 4) times ``memcpy``.
 
 Large sizes are dominated by page faults on the buffers compiled code
 mallocs afresh on every call; ``--keep-freed-memory`` applies
