@@ -43,7 +43,7 @@ SIZES = [4 * KIB, 64 * KIB, 1024 * KIB, 16 * 1024 * KIB, 64 * 1024 * KIB]
 QUICK_SIZES = SIZES[:3]
 OPS = ("all_reduce", "all_gather", "all_to_all")
 # memcpy and copies are floors: the fastest of several samples (the first copies of a run
-# ran at half speed, as the machine woke up)
+# measured half speed)
 FLOOR_SAMPLES = 5
 COPIES_MIN_SIZE = 1024 * KIB  # below, starting the threads costs more than the copies
 MOVED_PER_STEP = 256 * 1024 * KIB  # bytes all devices receive over the K steps of one sample
