@@ -22,7 +22,7 @@ import dataclasses
 
 from xhlo._mlir import ir
 
-from .base import ModulePass, defining_op, walk_ops
+from .base import ModulePass, defining_op, functions
 
 
 def _fans_out(op: ir.Operation | None) -> bool:
@@ -81,15 +81,22 @@ class FanOutRepeatedResults(ModulePass):
     NAME = "xhlo-fan-out-repeated-results"
 
     def run(self, module: ir.Operation) -> None:
-        for ret in walk_ops(module, "func.return"):
-            operands = list(ret.operands)
-            places: dict[ir.Value, list[int]] = {}
-            for index, value in enumerate(operands):
-                places.setdefault(value, []).append(index)
-            for value, indices in places.items():
-                producer = defining_op(value)
-                if len(indices) < 2 or not _fans_out(producer):
-                    continue
-                wide = _with_outputs(producer, len(indices) - 1)
-                for index, result in zip(indices, wide.results):
-                    ret.operands[index] = result
+        # func.return ends a function's top-level blocks: no walk through the bodies
+        for func in functions(module):
+            for block in func.regions[0].blocks:
+                ret = block.operations[len(block.operations) - 1].operation
+                if ret.name == "func.return":
+                    self._fan_out(ret)
+
+    @staticmethod
+    def _fan_out(ret: ir.Operation) -> None:
+        places: dict[ir.Value, list[int]] = {}
+        for index, value in enumerate(ret.operands):
+            places.setdefault(value, []).append(index)
+        for value, indices in places.items():
+            producer = defining_op(value)
+            if len(indices) < 2 or not _fans_out(producer):
+                continue
+            wide = _with_outputs(producer, len(indices) - 1)
+            for index, result in zip(indices, wide.results):
+                ret.operands[index] = result

@@ -186,9 +186,7 @@ class _Exchange:
     each member posts them in the group's shared table before it arrives.
     """
 
-    def __init__(
-        self, op: RuntimeOp, members: tuple[int, ...], position: int, group: _Group, phase: int = 0
-    ):
+    def __init__(self, op: RuntimeOp, members: tuple[int, ...], position: int, group: _Group):
         self.group = group
         self.agreement = _agreement_id(op, members)
         self.slot = group.slot_of[members[position]]
@@ -196,7 +194,7 @@ class _Exchange:
         self.table = group.table(self.agreement, self.stride)
         self.table_address = ctypes.addressof(self.table)
         self.row = position * self.stride
-        records = _copies(op, members, position, self.stride, phase)
+        records = _copies(op, members, position, self.stride)
         self.count = len(records)
         self.copies = (ctypes.c_int64 * max(1, 5 * self.count))(*[v for r in records for v in r])
         self.copies_address = ctypes.addressof(self.copies)
@@ -269,12 +267,10 @@ class _Exchange:
         )
 
 
-def _copies(
-    op: RuntimeOp, members: tuple[int, ...], position: int, stride: int, phase: int
-) -> list[tuple]:
+def _copies(op: RuntimeOp, members: tuple[int, ...], position: int, stride: int) -> list[tuple]:
     """(source slot, source offset, destination slot, destination offset, bytes) of each copy
-    in ``phase`` (all_reduce: none; its fold kernel writes every member's result, the
-    second exchange only waits until all have)."""
+    (all_reduce: none; its fold kernel writes every member's result, and both of its
+    exchanges only synchronize)."""
     operands = len(op.operand_bytes)
     mine = position * stride
 
@@ -437,7 +433,7 @@ class InProcessWorld:
         where the native fast path left off)."""
         exchange = self._exchanges.get((op.index, device, phase))
         if exchange is None:
-            exchange = _Exchange(op, members, position, group, phase)
+            exchange = _Exchange(op, members, position, group)
             self._exchanges[(op.index, device, phase)] = exchange
             self._agreements.setdefault(exchange.agreement, (op, members))
         pending = exchange.take_pending()
